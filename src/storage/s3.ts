@@ -1,0 +1,338 @@
+import {
+  CopyObjectCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadBucketCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3'
+import { Upload } from '@aws-sdk/lib-storage'
+import { ToolError } from '../tools/errors'
+import { assertValidKey, assertValidPrefix, clampListLimit } from './keys'
+import type {
+  ListOptions,
+  ListResult,
+  ObjectBody,
+  ObjectInfo,
+  ObjectStore,
+  ObjectStream,
+  PutOptions,
+  StoredObject,
+} from './store'
+
+/**
+ * An ObjectStore on an S3 bucket (or an S3-compatible service such as R2 or MinIO). S3 errors are
+ * never shown to callers: they are logged through the ToolError cause and replaced by a generic
+ * 'unavailable', because their text can name buckets, accounts and endpoints.
+ */
+export interface S3StorageOptions {
+  bucket: string
+  endpoint?: string
+  region?: string
+  forcePathStyle?: boolean
+  /** Without credentials the SDK's default chain applies (environment, profile, instance role). */
+  credentials?: { accessKeyId: string; secretAccessKey: string }
+  /** Key prefix inside the bucket, so several deployments can share one bucket. */
+  prefix?: string
+  /** Attempts per request including the first (default 3), so an outage fails fast instead of stalling. */
+  maxAttempts?: number
+  /** Milliseconds to establish a connection (default 3000). */
+  connectionTimeoutMs?: number
+  /** Milliseconds a connection may sit idle mid-request (default 30000); large transfers stay allowed. */
+  socketTimeoutMs?: number
+}
+
+const unavailableHeaders = { 'Retry-After': '5' }
+
+export function createS3Client(options: S3StorageOptions): S3Client {
+  return new S3Client({
+    ...(options.region === undefined ? {} : { region: options.region }),
+    ...(options.endpoint === undefined ? {} : { endpoint: options.endpoint }),
+    ...(options.forcePathStyle === undefined ? {} : { forcePathStyle: options.forcePathStyle }),
+    ...(options.credentials === undefined ? {} : { credentials: options.credentials }),
+    maxAttempts: options.maxAttempts ?? 3,
+    requestHandler: {
+      connectionTimeout: options.connectionTimeoutMs ?? 3_000,
+      socketTimeout: options.socketTimeoutMs ?? 30_000,
+    },
+    // Checksums only where S3 demands them: S3-compatible services often reject the newer defaults.
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+  })
+}
+
+export function createS3Storage(options: S3StorageOptions): ObjectStore {
+  const client = createS3Client(options)
+  const Bucket = options.bucket
+  const base = normalizeBasePrefix(options.prefix)
+  // Validation runs before any try block, so a bad key surfaces as the programmer error it is.
+  const objectKey = (key: string) => {
+    assertValidKey(key)
+    return base + key
+  }
+
+  async function head(key: string): Promise<ObjectInfo | null> {
+    const Key = objectKey(key)
+    try {
+      const output = await client.send(new HeadObjectCommand({ Bucket, Key }))
+      return {
+        key,
+        size: output.ContentLength ?? 0,
+        etag: etagOf(output.ETag),
+        lastModified: dateOf(output.LastModified),
+      }
+    } catch (error) {
+      if (isNotFound(error)) return null
+      throw toStorageError(error)
+    }
+  }
+
+  return {
+    driver: 's3',
+
+    async get(key: string): Promise<StoredObject | null> {
+      const Key = objectKey(key)
+      try {
+        const output = await client.send(new GetObjectCommand({ Bucket, Key }))
+        const body = (await output.Body?.transformToByteArray()) ?? new Uint8Array()
+        return {
+          key,
+          size: body.byteLength,
+          etag: etagOf(output.ETag),
+          lastModified: dateOf(output.LastModified),
+          body,
+        }
+      } catch (error) {
+        if (isNotFound(error)) return null
+        throw toStorageError(error)
+      }
+    },
+
+    async getStream(key: string): Promise<ObjectStream | null> {
+      const Key = objectKey(key)
+      try {
+        const output = await client.send(new GetObjectCommand({ Bucket, Key }))
+        const body = output.Body?.transformToWebStream() ?? emptyStream()
+        return {
+          key,
+          size: output.ContentLength ?? 0,
+          etag: etagOf(output.ETag),
+          lastModified: dateOf(output.LastModified),
+          body: body as ReadableStream<Uint8Array>,
+        }
+      } catch (error) {
+        if (isNotFound(error)) return null
+        throw toStorageError(error)
+      }
+    },
+
+    head,
+
+    async put(key: string, body: ObjectBody, putOptions: PutOptions = {}): Promise<ObjectInfo> {
+      const Key = objectKey(key)
+      const ContentType = putOptions.contentType
+      if (!(body instanceof ReadableStream)) {
+        const bytes = typeof body === 'string' ? new TextEncoder().encode(body) : body
+        try {
+          const output = await client.send(
+            new PutObjectCommand({ Bucket, Key, Body: bytes, ContentLength: bytes.byteLength, ContentType }),
+          )
+          return { key, size: bytes.byteLength, etag: etagOf(output.ETag), lastModified: new Date() }
+        } catch (error) {
+          throw toStorageError(error)
+        }
+      }
+      // PutObject needs a known length; Upload buffers parts and switches to multipart for large bodies.
+      const tracked = trackBody(body)
+      try {
+        const output = await new Upload({ client, params: { Bucket, Key, Body: tracked.stream, ContentType } }).done()
+        return { key, size: tracked.state.size, etag: etagOf(output.ETag), lastModified: new Date() }
+      } catch (error) {
+        // The caller's own stream failing (e.g. a size limit) keeps its error; it is not an S3 outage.
+        if (tracked.state.failed) throw tracked.state.error
+        // Otherwise the producer may still be waiting to be read (say, a file stream being copied in).
+        await tracked.cancel(error)
+        throw toStorageError(error)
+      }
+    },
+
+    async list(prefix: string, listOptions: ListOptions = {}): Promise<ListResult> {
+      assertValidPrefix(prefix)
+      try {
+        const output = await client.send(
+          new ListObjectsV2Command({
+            Bucket,
+            Prefix: base + prefix,
+            Delimiter: listOptions.delimiter,
+            MaxKeys: clampListLimit(listOptions.limit),
+            ContinuationToken: listOptions.cursor || undefined,
+          }),
+        )
+        const result: ListResult = { objects: [], prefixes: [] }
+        for (const object of output.Contents ?? []) {
+          if (object.Key === undefined) continue
+          result.objects.push({
+            key: object.Key.slice(base.length),
+            size: object.Size ?? 0,
+            etag: etagOf(object.ETag),
+            lastModified: dateOf(object.LastModified),
+          })
+        }
+        for (const common of output.CommonPrefixes ?? []) {
+          if (common.Prefix !== undefined) result.prefixes.push(common.Prefix.slice(base.length))
+        }
+        if (output.IsTruncated && output.NextContinuationToken) result.cursor = output.NextContinuationToken
+        return result
+      } catch (error) {
+        if (listOptions.cursor && errorName(error) === 'InvalidArgument') {
+          throw new ToolError('validation', 'The list cursor is not valid.', {
+            hint: 'Pass back the cursor from the previous page unchanged, or omit it to start from the beginning.',
+            details: { field: 'cursor' },
+          })
+        }
+        throw toStorageError(error)
+      }
+    },
+
+    async delete(key: string): Promise<void> {
+      const Key = objectKey(key)
+      try {
+        await client.send(new DeleteObjectCommand({ Bucket, Key }))
+      } catch (error) {
+        if (isNotFound(error)) return
+        throw toStorageError(error)
+      }
+    },
+
+    async copy(fromKey: string, toKey: string): Promise<ObjectInfo> {
+      const source = objectKey(fromKey)
+      const target = objectKey(toKey)
+      if (source === target) {
+        // S3 refuses to copy an object onto itself unchanged; the result would be the same object anyway.
+        const existing = await head(fromKey)
+        if (!existing) throw copySourceMissing()
+        return existing
+      }
+      try {
+        await client.send(new CopyObjectCommand({ Bucket, Key: target, CopySource: copySourceOf(Bucket, source) }))
+      } catch (error) {
+        if (isNotFound(error)) throw copySourceMissing()
+        throw toStorageError(error)
+      }
+      // CopyObject does not report the size; the copy's own metadata is the reliable answer.
+      const copied = await head(toKey)
+      if (!copied) throw new ToolError('conflict', 'The copy was deleted while it was being made.')
+      return copied
+    },
+
+    async check(): Promise<void> {
+      try {
+        await client.send(new HeadBucketCommand({ Bucket }))
+      } catch (error) {
+        throw unavailable(error)
+      }
+    },
+  }
+}
+
+function normalizeBasePrefix(prefix: string | undefined): string {
+  if (!prefix) return ''
+  const base = prefix.endsWith('/') ? prefix : `${prefix}/`
+  assertValidPrefix(base)
+  return base
+}
+
+/** x-amz-copy-source is URL-encoded: a raw '+' would be read as a space, '?' and '#' would cut the key. */
+export function copySourceOf(bucket: string, key: string): string {
+  return `${bucket}/${encodeURIComponent(key).replaceAll('%2F', '/')}`
+}
+
+function copySourceMissing(): ToolError {
+  return new ToolError('not_found', 'The object to copy does not exist.')
+}
+
+/** S3 quotes ETags; the quotes are HTTP syntax, not part of the version tag. */
+function etagOf(etag: string | undefined): string {
+  return (etag ?? '').replace(/^"(.*)"$/, '$1')
+}
+
+function dateOf(date: Date | undefined): Date {
+  return date ?? new Date(0)
+}
+
+function emptyStream(): ReadableStream<Uint8Array> {
+  return new ReadableStream({
+    start(controller) {
+      controller.close()
+    },
+  })
+}
+
+interface BodyState {
+  size: number
+  failed: boolean
+  error: unknown
+}
+
+/** Counts the bytes of a stream body and remembers whether the stream itself failed. */
+function trackBody(source: ReadableStream<Uint8Array>): {
+  stream: ReadableStream<Uint8Array>
+  state: BodyState
+  cancel: (reason: unknown) => Promise<void>
+} {
+  const state: BodyState = { size: 0, failed: false, error: undefined }
+  const reader = source.getReader()
+  const stream = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const { done, value } = await reader.read()
+        if (done) {
+          controller.close()
+          return
+        }
+        state.size += value.byteLength
+        controller.enqueue(value)
+      } catch (error) {
+        state.failed = true
+        state.error = error
+        controller.error(error)
+      }
+    },
+    cancel(reason) {
+      return reader.cancel(reason)
+    },
+  })
+  return { stream, state, cancel: (reason) => reader.cancel(reason).catch(() => {}) }
+}
+
+function errorName(error: unknown): string | undefined {
+  return error instanceof Error ? error.name : undefined
+}
+
+function statusCodeOf(error: unknown): number | undefined {
+  const metadata = (error as { $metadata?: { httpStatusCode?: number } } | null)?.$metadata
+  return metadata?.httpStatusCode
+}
+
+function isNotFound(error: unknown): boolean {
+  const name = errorName(error)
+  if (name === 'NoSuchKey' || name === 'NotFound') return true
+  // A missing bucket is a configuration problem, not a missing object.
+  return statusCodeOf(error) === 404 && name !== 'NoSuchBucket'
+}
+
+function unavailable(cause: unknown): ToolError {
+  return new ToolError('unavailable', 'Storage is unavailable', { cause, headers: unavailableHeaders })
+}
+
+function toStorageError(error: unknown): unknown {
+  if (error instanceof ToolError) return error
+  if (errorName(error) === 'EntityTooLarge') {
+    return new ToolError('size_exceeded', 'The object is too large for storage.', { cause: error })
+  }
+  // Network failures, 5xx, throttling and credential or permission problems alike: the operator has
+  // to fix them or they pass, and the caller can only retry later.
+  return unavailable(error)
+}

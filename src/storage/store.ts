@@ -1,0 +1,65 @@
+/**
+ * The ObjectStore interface every storage driver implements. Keys are '/'-separated like S3 keys;
+ * there are no real folders, a "folder" is a shared key prefix. Drivers translate their own failures
+ * into ToolError: a missing object is `null` (or not_found for copy), a backend that cannot be
+ * reached is `unavailable`.
+ */
+export type StorageDriverName = 'memory' | 'fs' | 's3'
+
+export interface ObjectInfo {
+  key: string
+  size: number
+  /** Opaque version tag; changes whenever the content changes. */
+  etag: string
+  lastModified: Date
+}
+
+export interface StoredObject extends ObjectInfo {
+  body: Uint8Array
+}
+
+export interface ObjectStream extends ObjectInfo {
+  body: ReadableStream<Uint8Array>
+}
+
+export type ObjectBody = Uint8Array | string | ReadableStream<Uint8Array>
+
+export interface PutOptions {
+  contentType?: string
+}
+
+export interface ListOptions {
+  /** With '/', keys below the next '/' after the prefix are folded into `prefixes`. */
+  delimiter?: '/'
+  /** Opaque cursor from a previous page's `cursor`. */
+  cursor?: string
+  /** Maximum number of objects plus prefixes in one page (default and maximum 1000). */
+  limit?: number
+}
+
+export interface ListResult {
+  /** Objects in ascending key order (UTF-8 byte order, as S3). */
+  objects: ObjectInfo[]
+  /** Common prefixes (each ending in '/') when a delimiter was given, ascending. */
+  prefixes: string[]
+  /** Present when more results exist; pass it back as `cursor`. */
+  cursor?: string
+}
+
+export interface ObjectStore {
+  readonly driver: StorageDriverName
+  get(key: string): Promise<StoredObject | null>
+  getStream(key: string): Promise<ObjectStream | null>
+  head(key: string): Promise<ObjectInfo | null>
+  /** Replaces the whole object atomically: readers see the old or the new content, never a mix. */
+  put(key: string, body: ObjectBody, options?: PutOptions): Promise<ObjectInfo>
+  list(prefix: string, options?: ListOptions): Promise<ListResult>
+  /** Idempotent: deleting a missing key succeeds. */
+  delete(key: string): Promise<void>
+  /** Throws ToolError not_found when the source is missing. */
+  copy(fromKey: string, toKey: string): Promise<ObjectInfo>
+  /** Readiness probe: resolves when the backend answers, throws ToolError unavailable otherwise. */
+  check(): Promise<void>
+}
+
+export const maxListLimit = 1000

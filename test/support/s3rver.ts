@@ -1,0 +1,184 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+
+/**
+ * Runs s3rver (a fake S3 on the local filesystem) as a child process for tests. A child process
+ * rather than in-process: tests can kill it to simulate an outage, and its legacy crypto needs
+ * --openssl-legacy-provider (without it ListObjectsV2 continuation tokens fail with 500).
+ *
+ * s3rver 3.7.1 departs from S3 where the storage contract tests look, so a preloaded shim
+ * (conformanceShim below) patches two handlers to behave as S3 documents:
+ * - CopyObject decodes x-amz-copy-source with decodeURI, which leaves %2B, %23, %3F, %26, %3D (and the
+ *   other reserved characters) encoded, so a correctly encoded source key with '+' or '#' is not found.
+ * - ListObjectsV2 returns keys in directory-walk order ('a/b' before 'a-b'), does not count common
+ *   prefixes against max-keys, repeats them on later pages, and misses a common prefix whose objects
+ *   all sit two or more folders deep.
+ */
+export interface S3rverInstance {
+  endpoint: string
+  bucket: string
+  stop: () => Promise<void>
+}
+
+export const s3rverCredentials = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' }
+
+const bucket = 'toolport-test'
+const startTimeoutMs = 20_000
+
+function conformanceShim(libDirectory: string): string {
+  return `'use strict'
+const path = require('node:path')
+const lib = ${JSON.stringify(libDirectory)}
+const bucketCtrl = require(path.join(lib, 'controllers', 'bucket.js'))
+const objectCtrl = require(path.join(lib, 'controllers', 'object.js'))
+
+// The router looks these handlers up on the exports object per request, so replacing them works.
+const putObjectCopy = objectCtrl.putObjectCopy
+objectCtrl.putObjectCopy = function (ctx) {
+  const source = ctx.headers['x-amz-copy-source']
+  // encodeURI output survives s3rver's decodeURI unchanged, so it ends up with the fully decoded key.
+  if (source) ctx.headers['x-amz-copy-source'] = encodeURI(decodeURIComponent(source))
+  return putObjectCopy.call(this, ctx)
+}
+
+const byUtf8 = (left, right) => Buffer.compare(Buffer.from(left), Buffer.from(right))
+const getBucket = bucketCtrl.getBucket
+bucketCtrl.getBucket = async function (ctx) {
+  if (ctx.query['list-type'] !== '2') return getBucket.call(this, ctx)
+  const prefix = ctx.query['prefix'] || ''
+  const delimiter = ctx.query['delimiter'] || ''
+  const maxKeys = Math.min(1000, Number(ctx.query['max-keys'] || 1000))
+  const token = ctx.query['continuation-token']
+  const after = token ? Buffer.from(token, 'base64url').toString('utf8') : ctx.query['start-after'] || ''
+  const { objects } = await ctx.store.listObjects(ctx.params.bucket, { prefix })
+  const entries = new Map()
+  for (const object of objects) {
+    const cut = delimiter ? object.key.indexOf(delimiter, prefix.length) : -1
+    const entry = cut === -1 ? object.key : object.key.slice(0, cut + delimiter.length)
+    if (byUtf8(entry, after) > 0 && !entries.has(entry)) entries.set(entry, cut === -1 ? object : null)
+  }
+  const page = [...entries.keys()].sort(byUtf8).slice(0, maxKeys)
+  const truncated = entries.size > page.length
+  const contents = page.filter((entry) => entries.get(entry)).map((entry) => entries.get(entry))
+  ctx.body = {
+    ListBucketResult: {
+      '@': { xmlns: 'http://doc.s3.amazonaws.com/2006-03-01/' },
+      Name: ctx.params.bucket,
+      Prefix: prefix,
+      StartAfter: token ? undefined : ctx.query['start-after'],
+      ContinuationToken: token || undefined,
+      NextContinuationToken: truncated ? Buffer.from(page[page.length - 1]).toString('base64url') : undefined,
+      KeyCount: page.length,
+      MaxKeys: maxKeys,
+      Delimiter: delimiter || undefined,
+      IsTruncated: truncated,
+      Contents: contents.map((object) => ({
+        Key: object.key,
+        LastModified: object.lastModifiedDate.toISOString(),
+        ETag: object.metadata['etag'],
+        Size: object.size,
+        StorageClass: 'STANDARD',
+      })),
+      CommonPrefixes: page.filter((entry) => entries.get(entry) === null).map((entry) => ({ Prefix: entry })),
+    },
+  }
+}
+`
+}
+
+export async function startS3rver(): Promise<S3rverInstance> {
+  const workDir = await mkdtemp(join(tmpdir(), 'toolport-s3rver-'))
+  const dataDir = join(workDir, 'data')
+  await mkdir(dataDir)
+  const packageDir = dirname(createRequire(import.meta.url).resolve('s3rver/package.json'))
+  const shim = join(workDir, 'conformance-shim.cjs')
+  await writeFile(shim, conformanceShim(join(packageDir, 'lib')))
+  const child = spawn(
+    process.execPath,
+    [
+      '--openssl-legacy-provider',
+      '--require',
+      shim,
+      join(packageDir, 'bin', 's3rver.js'),
+      '--directory',
+      dataDir,
+      '--address',
+      '127.0.0.1',
+      '--port',
+      '0',
+      '--silent',
+      '--configure-bucket',
+      bucket,
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  )
+  const stop = async () => {
+    await stopChild(child)
+    await rm(workDir, { recursive: true, force: true })
+  }
+  try {
+    const endpoint = await waitForEndpoint(child)
+    await waitUntilAnswering(endpoint)
+    return { endpoint, bucket, stop }
+  } catch (error) {
+    await stop()
+    throw error
+  }
+}
+
+/** Port 0 lets the OS pick a free port; s3rver prints the one it got ("S3rver listening on host:port"). */
+function waitForEndpoint(child: ChildProcess): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let output = ''
+    const timer = setTimeout(
+      () => finish(new Error(`s3rver did not start within ${startTimeoutMs} ms: ${output}`)),
+      startTimeoutMs,
+    )
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString()
+      const match = /listening on ([\d.]+):(\d+)/.exec(output)
+      if (match) finish(undefined, `http://${match[1]}:${match[2]}`)
+    }
+    const onExit = (code: number | null) => finish(new Error(`s3rver exited early with code ${code}: ${output}`))
+    function finish(error?: Error, endpoint?: string) {
+      clearTimeout(timer)
+      child.stdout?.off('data', onData)
+      child.stderr?.off('data', onData)
+      child.off('exit', onExit)
+      // Keep draining the pipes: a child blocked on a full pipe would stall.
+      child.stdout?.resume()
+      child.stderr?.resume()
+      if (endpoint) resolve(endpoint)
+      else reject(error)
+    }
+    child.stdout?.on('data', onData)
+    child.stderr?.on('data', onData)
+    child.once('exit', onExit)
+  })
+}
+
+async function waitUntilAnswering(endpoint: string): Promise<void> {
+  const deadline = Date.now() + startTimeoutMs
+  for (;;) {
+    try {
+      // Any HTTP answer will do (anonymous requests get an S3 error document).
+      await fetch(`${endpoint}/${bucket}`, { signal: AbortSignal.timeout(1_000) })
+      return
+    } catch (error) {
+      if (Date.now() > deadline) throw error
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+  }
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+  child.kill('SIGTERM')
+  const timer = setTimeout(() => child.kill('SIGKILL'), 5_000)
+  await exited
+  clearTimeout(timer)
+}
