@@ -1,0 +1,72 @@
+import { ToolError } from '../errors'
+
+/** Text helpers shared by the file tools: decoding, line arithmetic and response budgets. */
+
+const binarySniffBytes = 8000
+
+export function decodeText(bytes: Uint8Array, path: string): string {
+  const sniff = bytes.subarray(0, binarySniffBytes)
+  if (sniff.includes(0)) {
+    throw new ToolError('validation', `${path} is a binary file, not text.`, {
+      hint: 'read_file and the edit tools work on text files only; choose a text file.',
+      details: { field: 'path' },
+    })
+  }
+  // ignoreBOM keeps a byte-order mark in the text, so an edit writes it back unchanged.
+  return new TextDecoder('utf-8', { ignoreBOM: true }).decode(bytes)
+}
+
+export function encodeText(text: string): Uint8Array {
+  return new TextEncoder().encode(text)
+}
+
+/** Splits text into lines that keep their terminators; '' has no lines, 'a\nb' and 'a\nb\n' have two. */
+export function splitLines(text: string): string[] {
+  return text.match(/[^\n]*\n|[^\n]+$/g) ?? []
+}
+
+export function lineEnding(text: string): '\r\n' | '\n' {
+  return text.includes('\r\n') ? '\r\n' : '\n'
+}
+
+/** Length of a string once escaped inside a JSON document, without the quotes. */
+export function jsonLength(value: string): number {
+  return JSON.stringify(value).length - 2
+}
+
+/** Longest prefix of `text` whose JSON form fits `budget`, never splitting a surrogate pair. */
+export function cutToJsonBudget(text: string, budget: number): string {
+  if (jsonLength(text) <= budget) return text
+  let low = 0
+  let high = Math.min(text.length, budget)
+  while (low < high) {
+    const middle = Math.ceil((low + high) / 2)
+    if (jsonLength(text.slice(0, middle)) <= budget) low = middle
+    else high = middle - 1
+  }
+  const last = text.charCodeAt(low - 1)
+  return text.slice(0, last >= 0xd800 && last <= 0xdbff ? low - 1 : low)
+}
+
+/** Replaces the first occurrence at `index` without String.replace, whose '$' patterns would mangle text. */
+export function spliceText(text: string, index: number, removedLength: number, inserted: string): string {
+  return text.slice(0, index) + inserted + text.slice(index + removedLength)
+}
+
+export function countOccurrences(text: string, search: string): number {
+  let count = 0
+  for (let index = text.indexOf(search); index !== -1; index = text.indexOf(search, index + search.length)) count++
+  return count
+}
+
+export function lineNumberAt(text: string, index: number): number {
+  let line = 1
+  for (
+    let position = text.indexOf('\n');
+    position !== -1 && position < index;
+    position = text.indexOf('\n', position + 1)
+  ) {
+    line++
+  }
+  return line
+}

@@ -1,0 +1,87 @@
+import { z } from 'zod'
+import { ToolError } from '../errors'
+import { defineTool } from '../tool'
+import { writeAfterEdit } from './editing'
+import { applyLinePatches } from './patch'
+import { EditOutput, LineNumber, WorkspacePath } from './schemas'
+import { countOccurrences, decodeText, encodeText, spliceText } from './text'
+
+const Patch = z.object({
+  start_line: LineNumber.describe('First line to replace (1-based).'),
+  end_line: z
+    .number()
+    .int()
+    .min(0)
+    .describe('Last line to replace (inclusive); start_line - 1 inserts before start_line.'),
+  content: z.string().describe('Replacement text for those lines; "" deletes them.'),
+})
+
+const requiredByMode = { write: ['content'], replace: ['old_text', 'new_text'], patch: ['patches'] } as const
+
+export const writeFile = defineTool({
+  name: 'write_file',
+  title: 'Write file',
+  description:
+    'Write a workspace file. mode "write" (default) creates or overwrites it with content; "replace" swaps the one unique match of old_text for new_text; "patch" applies line-range patches. Parent folders are implied.',
+  effect: 'write',
+  input: z
+    .object({
+      path: WorkspacePath,
+      mode: z.enum(['write', 'replace', 'patch']).default('write').describe('write | replace | patch. Default: write.'),
+      content: z.string().optional().describe('mode write: the whole new content of the file.'),
+      old_text: z.string().min(1).optional().describe('mode replace: text that occurs exactly once in the file.'),
+      new_text: z.string().optional().describe('mode replace: the text that replaces old_text.'),
+      patches: z.array(Patch).min(1).max(1000).optional().describe('mode patch: line-range edits, applied bottom-up.'),
+    })
+    .superRefine((input, context) => {
+      for (const field of requiredByMode[input.mode]) {
+        if (input[field] === undefined) {
+          context.addIssue({
+            code: 'custom',
+            path: [field],
+            message: `${field} is required when mode is "${input.mode}"`,
+          })
+        }
+      }
+    }),
+  output: EditOutput.extend({
+    mode: z.enum(['write', 'replace', 'patch']),
+    created: z.boolean().describe('True when the file did not exist before.'),
+  }),
+  async run(input, { workspace, limits }) {
+    if (input.mode === 'write') {
+      const bytes = encodeText(input.content ?? '')
+      const existed = await workspace.exists(input.path)
+      const written = await workspace.writeFile(input.path, bytes, limits.maxFileBytes)
+      return { path: written.path, bytes_written: bytes.byteLength, mode: input.mode, created: !existed }
+    }
+    const file = await workspace.readFile(input.path, limits.maxFileBytes)
+    const text = decodeText(file.bytes, file.path)
+    let updated: string
+    if (input.mode === 'replace') {
+      const oldText = input.old_text as string
+      const matches = countOccurrences(text, oldText)
+      if (matches === 0) {
+        throw new ToolError('not_found', `old_text was not found in ${file.path}.`, {
+          hint: 'Copy old_text exactly from the current file (read_file), including whitespace and line endings.',
+          details: { field: 'old_text' },
+        })
+      }
+      if (matches > 1) {
+        throw new ToolError(
+          'conflict',
+          `old_text occurs ${matches} times in ${file.path}; replace needs a unique match.`,
+          {
+            hint: 'Include more surrounding lines in old_text so that it matches exactly once.',
+            details: { field: 'old_text', matches },
+          },
+        )
+      }
+      updated = spliceText(text, text.indexOf(oldText), oldText.length, input.new_text as string)
+    } else {
+      updated = applyLinePatches(text, input.patches ?? [])
+    }
+    const written = await writeAfterEdit(workspace, file, updated, limits.maxFileBytes)
+    return { path: written.path, bytes_written: written.bytes, mode: input.mode, created: false }
+  },
+})

@@ -1,0 +1,14 @@
+import { fileTools } from './files'
+import type { Tool } from './tool'
+
+/** The whole catalog, one explicit list: a tool exists only if it is named here. */
+export const allTools: readonly Tool[] = [...fileTools]
+
+export const toolNames: readonly string[] = allTools.map((tool) => tool.name)
+
+/** The tools TOOLPORT_TOOLS enables (all when unset), in catalog order. */
+export function selectTools(names: readonly string[] | undefined): Tool[] {
+  if (!names) return [...allTools]
+  const wanted = new Set(names)
+  return allTools.filter((tool) => wanted.has(tool.name))
+}

@@ -1,0 +1,53 @@
+import type { z } from 'zod'
+import type { Workspace } from '../workspace/workspace'
+
+export { type ErrorCode, ToolError } from './errors'
+
+/**
+ * What a call may do to the world. `read` changes nothing; `write` changes the workspace;
+ * `external` reaches outside the service (network); `destructive` may lose data.
+ */
+export type Effect = 'read' | 'write' | 'external' | 'destructive'
+
+export interface Logger {
+  info(message: string, fields?: Record<string, unknown>): void
+  warn(message: string, fields?: Record<string, unknown>): void
+  error(message: string, fields?: Record<string, unknown>): void
+}
+
+export interface ToolLimits {
+  /** Largest file a tool may read or write, in bytes. */
+  maxFileBytes: number
+  /** Largest serialized response, in characters. */
+  maxResponseChars: number
+}
+
+/** Everything a tool may use; tools never reach for globals. */
+export interface ToolContext {
+  workspace: Workspace
+  limits: ToolLimits
+  signal: AbortSignal
+  log: Logger
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: the catalog holds tools with different schemas
+export type AnyZodObject = z.ZodType<any, any>
+
+export interface Tool<Input extends AnyZodObject = AnyZodObject, Output extends AnyZodObject = AnyZodObject> {
+  /** snake_case, fits ^[A-Za-z_][A-Za-z0-9_-]{0,63}$ so every platform accepts it. */
+  name: string
+  title: string
+  /** Written for a model: what the tool does and when to use it. At most 300 characters. */
+  description: string
+  effect: Effect
+  input: Input
+  output: Output
+  run(input: z.output<Input>, context: ToolContext): Promise<z.input<Output>>
+}
+
+/** A typed identity function: a tool is plain data. */
+export function defineTool<Input extends AnyZodObject, Output extends AnyZodObject>(
+  tool: Tool<Input, Output>,
+): Tool<Input, Output> {
+  return tool
+}

@@ -1,0 +1,235 @@
+import type { ObjectInfo, ObjectStore } from '../storage/store'
+import { ToolError } from '../tools/errors'
+import { isValidIdentifier, normalizeWorkspacePath } from './paths'
+
+export interface WorkspaceEntry {
+  /** Path relative to the workspace root. */
+  path: string
+  name: string
+  type: 'file' | 'dir'
+  /** Bytes for files, 0 for folders. */
+  size: number
+  modified_at?: string
+}
+
+export interface WorkspaceListing {
+  entries: WorkspaceEntry[]
+  truncated: boolean
+}
+
+export interface ListOptions {
+  recursive: boolean
+  limit: number
+  /** Keeps an entry when it returns true; filtered entries do not count against the limit. */
+  filter?: (entry: WorkspaceEntry, relativePath: string) => boolean
+}
+
+export interface Workspace {
+  readonly tenant: string
+  readonly id: string
+  /** The storage key of a workspace path (already normalized). */
+  keyOf(path: string): string
+  readFile(path: string, maxBytes: number): Promise<{ path: string; bytes: Uint8Array; info: ObjectInfo }>
+  exists(path: string): Promise<boolean>
+  /** With ifMatch, refuses (conflict) when the file changed since it was read with that etag. */
+  writeFile(
+    path: string,
+    bytes: Uint8Array,
+    maxBytes: number,
+    options?: { ifMatch?: string },
+  ): Promise<{ path: string; info: ObjectInfo }>
+  /** Returns false when there was nothing to delete. */
+  deleteFile(path: string): Promise<{ path: string; deleted: boolean }>
+  list(path: string, options: ListOptions): Promise<{ path: string; listing: WorkspaceListing }>
+}
+
+export function workspacePrefix(tenant: string, workspaceId: string): string {
+  if (!isValidIdentifier(tenant)) throw new Error(`Invalid tenant id ${JSON.stringify(tenant)}`)
+  if (!isValidIdentifier(workspaceId)) {
+    throw new ToolError('validation', `Invalid workspace id ${JSON.stringify(workspaceId)}.`, {
+      hint: 'Use a workspace id of 1 to 64 characters from A-Z, a-z, 0-9, ".", "_" and "-", not only dots.',
+      details: { field: 'workspace' },
+    })
+  }
+  return `tenants/${tenant}/workspaces/${workspaceId}/`
+}
+
+function sizeExceeded(path: string, size: number, maxBytes: number): ToolError {
+  return new ToolError('size_exceeded', `${path} is ${size} bytes; the limit is ${maxBytes} bytes.`, {
+    hint: `Keep files at or under ${maxBytes} bytes; read large files in line ranges.`,
+    details: { limit: maxBytes, size },
+  })
+}
+
+function baseName(path: string): string {
+  return path.slice(path.lastIndexOf('/') + 1)
+}
+
+export function createWorkspace(storage: ObjectStore, tenant: string, workspaceId: string): Workspace {
+  const prefix = workspacePrefix(tenant, workspaceId)
+  const keyOf = (path: string) => prefix + path
+
+  async function isFolder(path: string): Promise<boolean> {
+    const page = await storage.list(`${keyOf(path)}/`, { limit: 1 })
+    return page.objects.length > 0
+  }
+
+  async function missing(path: string): Promise<ToolError> {
+    if (await isFolder(path)) {
+      return new ToolError('validation', `${path} is a folder, not a file.`, {
+        hint: 'Use list_files to see the files inside a folder.',
+        details: { field: 'path' },
+      })
+    }
+    return new ToolError('not_found', `File not found: ${path}`, {
+      hint: 'Check the path with list_files; paths are relative to the workspace root.',
+    })
+  }
+
+  async function assertWritable(path: string): Promise<void> {
+    const segments = path.split('/')
+    const ancestors = segments.slice(0, -1).map((_, index) => segments.slice(0, index + 1).join('/'))
+    const [ancestorObjects, folder] = await Promise.all([
+      Promise.all(ancestors.map((ancestor) => storage.head(keyOf(ancestor)))),
+      isFolder(path),
+    ])
+    const fileInTheWay = ancestors.find((_, index) => ancestorObjects[index] !== null)
+    if (fileInTheWay !== undefined) {
+      throw new ToolError('conflict', `${fileInTheWay} is a file, so ${path} cannot be created under it.`, {
+        hint: `Choose a path that does not go through the existing file ${fileInTheWay}.`,
+        details: { field: 'path' },
+      })
+    }
+    if (folder) {
+      throw new ToolError('conflict', `${path} is a folder; a file cannot replace it.`, {
+        hint: 'Write to a file path inside the folder, or choose another name.',
+        details: { field: 'path' },
+      })
+    }
+  }
+
+  return {
+    tenant,
+    id: workspaceId,
+    keyOf,
+
+    async readFile(rawPath, maxBytes) {
+      const path = normalizeWorkspacePath(rawPath)
+      const info = await storage.head(keyOf(path))
+      if (!info) throw await missing(path)
+      if (info.size > maxBytes) throw sizeExceeded(path, info.size, maxBytes)
+      const object = await storage.get(keyOf(path))
+      if (!object) throw await missing(path)
+      if (object.body.byteLength > maxBytes) throw sizeExceeded(path, object.body.byteLength, maxBytes)
+      return { path, bytes: object.body, info: object }
+    },
+
+    async exists(rawPath) {
+      return (await storage.head(keyOf(normalizeWorkspacePath(rawPath)))) !== null
+    },
+
+    async writeFile(rawPath, bytes, maxBytes, options = {}) {
+      const path = normalizeWorkspacePath(rawPath)
+      if (bytes.byteLength > maxBytes) throw sizeExceeded(path, bytes.byteLength, maxBytes)
+      if (options.ifMatch !== undefined) {
+        // Narrows the lost-update window of read-modify-write; object stores offer no portable lock.
+        const current = await storage.head(keyOf(path))
+        if (current?.etag !== options.ifMatch) {
+          throw new ToolError('conflict', `${path} changed while it was being edited.`, {
+            hint: 'Read the file again and repeat the edit against its current content.',
+          })
+        }
+      } else {
+        await assertWritable(path)
+      }
+      const info = await storage.put(keyOf(path), bytes)
+      return { path, info }
+    },
+
+    async deleteFile(rawPath) {
+      const path = normalizeWorkspacePath(rawPath)
+      const info = await storage.head(keyOf(path))
+      if (!info) {
+        if (await isFolder(path)) throw await missing(path)
+        return { path, deleted: false }
+      }
+      await storage.delete(keyOf(path))
+      return { path, deleted: true }
+    },
+
+    async list(rawPath, options) {
+      const path = normalizeWorkspacePath(rawPath, { allowRoot: true })
+      if (path !== '' && (await storage.head(keyOf(path)))) {
+        throw new ToolError('validation', `${path} is a file, not a folder.`, {
+          hint: 'Use read_file to read a file; list_files takes a folder path ("" for the workspace root).',
+          details: { field: 'path' },
+        })
+      }
+      const listPrefix = path === '' ? prefix : `${keyOf(path)}/`
+      const listing = await collectEntries(storage, listPrefix, prefix, options)
+      if (path !== '' && listing.entries.length === 0 && !listing.truncated && !(await isFolder(path))) {
+        throw new ToolError('not_found', `Folder not found: ${path}`, {
+          hint: 'List the workspace root (path "") to see what exists.',
+        })
+      }
+      return { path, listing }
+    },
+  }
+}
+
+async function collectEntries(
+  storage: ObjectStore,
+  listPrefix: string,
+  workspaceRoot: string,
+  options: ListOptions,
+): Promise<WorkspaceListing> {
+  const entries: WorkspaceEntry[] = []
+  const seenFolders = new Set<string>()
+  const accept = (entry: WorkspaceEntry): boolean => {
+    const relative = entry.path.slice(listPrefix.length - workspaceRoot.length)
+    if (options.filter && !options.filter(entry, relative)) return true
+    if (entries.length >= options.limit) return false
+    entries.push(entry)
+    return true
+  }
+  const folderEntry = (folderPath: string): WorkspaceEntry => ({
+    path: folderPath,
+    name: baseName(folderPath),
+    type: 'dir',
+    size: 0,
+  })
+  let cursor: string | undefined
+  do {
+    const page = await storage.list(listPrefix, {
+      ...(options.recursive ? {} : { delimiter: '/' as const }),
+      ...(cursor ? { cursor } : {}),
+    })
+    for (const folder of page.prefixes) {
+      if (!accept(folderEntry(folder.slice(workspaceRoot.length, -1)))) return { entries, truncated: true }
+    }
+    for (const object of page.objects) {
+      const path = object.key.slice(workspaceRoot.length)
+      if (options.recursive) {
+        // Object stores have no folders; a recursive listing shows each implied folder once.
+        const folders = path.split('/').slice(0, -1)
+        const base = listPrefix.length - workspaceRoot.length
+        for (let depth = 1; depth <= folders.length; depth++) {
+          const folderPath = folders.slice(0, depth).join('/')
+          if (folderPath.length < base || seenFolders.has(folderPath)) continue
+          seenFolders.add(folderPath)
+          if (!accept(folderEntry(folderPath))) return { entries, truncated: true }
+        }
+      }
+      const file: WorkspaceEntry = {
+        path,
+        name: baseName(path),
+        type: 'file',
+        size: object.size,
+        modified_at: object.lastModified.toISOString(),
+      }
+      if (!accept(file)) return { entries, truncated: true }
+    }
+    cursor = page.cursor
+  } while (cursor)
+  return { entries, truncated: false }
+}
