@@ -1,0 +1,7 @@
+// Writes openapi/openapi.json from the catalog; a test fails when the committed copy is stale.
+import { mkdir, writeFile } from 'node:fs/promises'
+import { renderCommittedOpenApi } from '../src/openapi-document'
+
+await mkdir('openapi', { recursive: true })
+await writeFile('openapi/openapi.json', await renderCommittedOpenApi())
+console.log('wrote openapi/openapi.json')

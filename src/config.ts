@@ -1,0 +1,180 @@
+import { z } from 'zod'
+import { isValidIdentifier } from './workspace/paths'
+
+/**
+ * Environment -> validated configuration. Runs once at start; a bad value stops the service with a
+ * message naming the variable, rather than failing later on some request.
+ */
+export interface ApiKey {
+  tenant: string
+  key: string
+  /** When set, the key may call only these tools. */
+  tools?: string[]
+}
+
+export interface Config {
+  port: number
+  host: string
+  publicUrl: string
+  dataDir: string
+  apiKeys: ApiKey[]
+  keysFile: string | undefined
+  storage: 'fs' | 's3' | 'memory'
+  s3: { bucket: string; endpoint?: string; region: string; forcePathStyle: boolean } | undefined
+  /** Names of enabled tools, or undefined for all. */
+  tools: string[] | undefined
+  maxFileBytes: number
+  maxBodyBytes: number
+  maxResponseChars: number
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError'
+}
+
+const boolean = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((value) => value === 'true' || value === '1' || value === 'yes')
+
+const positiveInteger = z.coerce.number().int().positive()
+
+const environmentSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(8787),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  TOOLPORT_PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
+  TOOLPORT_DATA_DIR: z.string().min(1).default('./.toolport-data'),
+  TOOLPORT_API_KEYS: z.string().optional(),
+  TOOLPORT_KEYS_FILE: z.string().min(1).optional(),
+  TOOLPORT_STORAGE: z.enum(['fs', 's3', 'memory']).default('fs'),
+  TOOLPORT_S3_BUCKET: z.string().min(3).max(63).optional(),
+  TOOLPORT_S3_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
+  TOOLPORT_S3_REGION: z.string().min(1).optional(),
+  TOOLPORT_S3_FORCE_PATH_STYLE: boolean.default(false),
+  TOOLPORT_TOOLS: z.string().optional(),
+  TOOLPORT_MAX_FILE_BYTES: positiveInteger.default(10 * 1024 * 1024),
+  TOOLPORT_MAX_BODY_BYTES: positiveInteger.optional(),
+})
+
+const keyEntrySchema = z.object({
+  tenant: z.string().refine(isValidIdentifier, 'tenant must match [A-Za-z0-9._-]{1,64}'),
+  key: z.string().min(16, 'keys must have at least 16 characters'),
+  tools: z.array(z.string()).min(1).optional(),
+})
+
+export const keysFileSchema = z.array(keyEntrySchema)
+
+function describe(error: z.ZodError): string {
+  return error.issues.map((issue) => `${issue.path.join('.') || '(value)'}: ${issue.message}`).join('; ')
+}
+
+export function parseApiKeys(value: string): ApiKey[] {
+  return value
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '')
+    .map((entry) => {
+      const separator = entry.indexOf('=')
+      const candidate =
+        separator === -1
+          ? { tenant: 'default', key: entry }
+          : {
+              tenant: entry.slice(0, separator).trim(),
+              key: entry.slice(separator + 1).trim(),
+            }
+      const parsed = keyEntrySchema.safeParse(candidate)
+      if (!parsed.success) throw new ConfigError(`TOOLPORT_API_KEYS: ${describe(parsed.error)}`)
+      return parsed.data
+    })
+}
+
+/** Parses the JSON text of TOOLPORT_KEYS_FILE: a list of { tenant, key, tools? }. */
+export function parseKeysFile(text: string, source = 'TOOLPORT_KEYS_FILE'): ApiKey[] {
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch (error) {
+    throw new ConfigError(`${source}: not valid JSON (${(error as Error).message})`)
+  }
+  const parsed = keysFileSchema.safeParse(json)
+  if (!parsed.success) throw new ConfigError(`${source}: ${describe(parsed.error)}`)
+  return parsed.data
+}
+
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '').toLowerCase()
+  return bare === 'localhost' || bare === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(bare)
+}
+
+export interface LoadConfigOptions {
+  /** Known tool names; TOOLPORT_TOOLS and keys' tool lists must name only these. */
+  toolNames: readonly string[]
+  /** Keys read from TOOLPORT_KEYS_FILE by the runtime (reading files is runtime-specific). */
+  fileKeys?: ApiKey[]
+}
+
+export function loadConfig(env: Record<string, string | undefined>, options: LoadConfigOptions): Config {
+  const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ''))
+  const parsed = environmentSchema.safeParse(present)
+  if (!parsed.success) throw new ConfigError(`Invalid configuration: ${describe(parsed.error)}`)
+  const values = parsed.data
+
+  const known = new Set(options.toolNames)
+  const checkToolNames = (names: string[], source: string) => {
+    const unknown = names.filter((name) => !known.has(name))
+    if (unknown.length > 0) {
+      throw new ConfigError(`${source}: unknown tool ${unknown.join(', ')}; known tools: ${[...known].join(', ')}`)
+    }
+  }
+
+  const tools = values.TOOLPORT_TOOLS?.split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '')
+  if (tools) {
+    if (tools.length === 0) throw new ConfigError('TOOLPORT_TOOLS: names no tool')
+    checkToolNames(tools, 'TOOLPORT_TOOLS')
+  }
+
+  const apiKeys = [
+    ...(values.TOOLPORT_API_KEYS ? parseApiKeys(values.TOOLPORT_API_KEYS) : []),
+    ...(options.fileKeys ?? []),
+  ]
+  for (const apiKey of apiKeys) if (apiKey.tools) checkToolNames(apiKey.tools, `key of tenant ${apiKey.tenant}`)
+  if (new Set(apiKeys.map((apiKey) => apiKey.key)).size !== apiKeys.length) {
+    throw new ConfigError('TOOLPORT_API_KEYS / TOOLPORT_KEYS_FILE: the same key is listed twice')
+  }
+
+  if (apiKeys.length === 0 && !isLoopbackHost(values.HOST)) {
+    throw new ConfigError(
+      `HOST=${values.HOST}: without API keys toolport listens only on loopback (127.0.0.1, ::1, localhost). Set TOOLPORT_API_KEYS or TOOLPORT_KEYS_FILE to serve other addresses.`,
+    )
+  }
+
+  let s3: Config['s3']
+  if (values.TOOLPORT_STORAGE === 's3') {
+    if (!values.TOOLPORT_S3_BUCKET) throw new ConfigError('TOOLPORT_S3_BUCKET is required when TOOLPORT_STORAGE=s3')
+    s3 = {
+      bucket: values.TOOLPORT_S3_BUCKET,
+      region: values.TOOLPORT_S3_REGION ?? env.AWS_REGION ?? 'us-east-1',
+      forcePathStyle: values.TOOLPORT_S3_FORCE_PATH_STYLE,
+      ...(values.TOOLPORT_S3_ENDPOINT ? { endpoint: values.TOOLPORT_S3_ENDPOINT } : {}),
+    }
+  }
+
+  const hostForUrl = values.HOST.includes(':') && !values.HOST.startsWith('[') ? `[${values.HOST}]` : values.HOST
+  const maxFileBytes = values.TOOLPORT_MAX_FILE_BYTES
+  return {
+    port: values.PORT,
+    host: values.HOST,
+    publicUrl: (values.TOOLPORT_PUBLIC_URL ?? `http://${hostForUrl}:${values.PORT}`).replace(/\/+$/, ''),
+    dataDir: values.TOOLPORT_DATA_DIR,
+    apiKeys,
+    keysFile: values.TOOLPORT_KEYS_FILE,
+    storage: values.TOOLPORT_STORAGE,
+    s3,
+    tools,
+    maxFileBytes,
+    // JSON escaping can grow a file's text up to six times; leave room for the largest file to arrive.
+    maxBodyBytes: values.TOOLPORT_MAX_BODY_BYTES ?? Math.max(maxFileBytes * 2 + 1024 * 1024, 1024 * 1024),
+    maxResponseChars: 100_000,
+  }
+}

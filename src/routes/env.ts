@@ -1,0 +1,11 @@
+import type { Principal } from '../auth'
+
+/** Per-request values that middleware hands to handlers. */
+export interface AppEnv {
+  Variables: {
+    requestId: string
+    principal: Principal
+    /** The tool being called, for the access log. */
+    tool: string
+  }
+}

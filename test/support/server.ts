@@ -1,0 +1,77 @@
+import { mkdtemp, rm } from 'node:fs/promises'
+import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { serve } from '@hono/node-server'
+import { createApp } from '../../src/app'
+import { type ApiKey, loadConfig } from '../../src/config'
+import { silentLogger } from '../../src/log'
+import { createFsStorage } from '../../src/storage/fs'
+import type { ObjectStore } from '../../src/storage/store'
+import { toolNames } from '../../src/tools/index'
+
+export interface TestServer {
+  url: string
+  storage: ObjectStore
+  dataDir: string
+  /** POSTs JSON to a tool and returns status, headers and parsed body. */
+  call(tool: string, body: unknown, options?: CallOptions): Promise<CallResult>
+  stop(): Promise<void>
+}
+
+export interface CallOptions {
+  key?: string
+  workspace?: string
+  headers?: Record<string, string>
+}
+
+export interface CallResult {
+  status: number
+  headers: Headers
+  // biome-ignore lint/suspicious/noExplicitAny: tests inspect arbitrary JSON
+  body: any
+}
+
+/** A real toolport HTTP server on 127.0.0.1 with fs storage in a fresh temp folder. */
+export async function startTestServer(
+  env: Record<string, string> = {},
+  options: { fileKeys?: ApiKey[]; storage?: ObjectStore } = {},
+): Promise<TestServer> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'toolport-test-'))
+  const config = loadConfig({ PORT: '0', TOOLPORT_DATA_DIR: dataDir, ...env }, { toolNames, ...options })
+  const storage = options.storage ?? (await createFsStorage({ root: join(dataDir, 'data') }))
+  const app = createApp({ config, storage, log: silentLogger })
+  const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' })
+  await new Promise<void>((resolve) => server.once('listening', resolve))
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  return {
+    url,
+    storage,
+    dataDir,
+    async call(tool, body, callOptions = {}) {
+      const query = callOptions.workspace === undefined ? '' : `?workspace=${encodeURIComponent(callOptions.workspace)}`
+      const response = await fetch(`${url}/v1/tools/${tool}${query}`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          ...(callOptions.key ? { authorization: `Bearer ${callOptions.key}` } : {}),
+          ...callOptions.headers,
+        },
+        body: typeof body === 'string' ? body : JSON.stringify(body),
+      })
+      const text = await response.text()
+      let parsed: unknown = text
+      try {
+        parsed = JSON.parse(text)
+      } catch {}
+      return { status: response.status, headers: response.headers, body: parsed }
+    },
+    async stop() {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()))
+      // fetch keeps connections alive; close them or server.close waits for their idle timeout.
+      if ('closeAllConnections' in server) server.closeAllConnections()
+      await closed
+      await rm(dataDir, { recursive: true, force: true })
+    },
+  }
+}
