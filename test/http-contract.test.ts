@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createS3Storage } from '../src/storage/s3'
 import { startTestServer, type TestServer } from './support/server'
 
 let server: TestServer
@@ -207,5 +208,69 @@ describe('TOOLPORT_TOOLS', () => {
     } finally {
       await subset.stop()
     }
+  })
+})
+
+describe('public URL and storage outages', () => {
+  it('TOOLPORT_PUBLIC_URL becomes the OpenAPI server', async () => {
+    const behindProxy = await startTestServer({ TOOLPORT_PUBLIC_URL: 'https://tools.example.com/' })
+    try {
+      const document = await fetch(`${behindProxy.url}/openapi.json`).then((response) => response.json())
+      expect(document.servers).toEqual([{ url: 'https://tools.example.com' }])
+    } finally {
+      await behindProxy.stop()
+    }
+  })
+
+  it('answers 503 unavailable with Retry-After, and /readyz 503, when storage cannot be reached', async () => {
+    // Port 1 on loopback: nothing listens there, so every S3 request is refused at once.
+    const storage = createS3Storage({
+      bucket: 'gone',
+      endpoint: 'http://127.0.0.1:1',
+      region: 'us-east-1',
+      forcePathStyle: true,
+      credentials: { accessKeyId: 'x', secretAccessKey: 'y' },
+      maxAttempts: 1,
+    })
+    const broken = await startTestServer({}, { storage })
+    try {
+      const read = await broken.call('read_file', { path: 'a.txt' })
+      expect(read.status).toBe(503)
+      expect(read.body).toMatchObject({ code: 'unavailable', status: 503 })
+      expect(read.headers.get('retry-after')).toBe('5')
+      expect(JSON.stringify(read.body)).not.toMatch(/127\.0\.0\.1|ECONNREFUSED|gone/)
+      const ready = await fetch(`${broken.url}/readyz`)
+      expect(ready.status).toBe(503)
+      expect(await ready.json()).toMatchObject({
+        status: 'not_ready',
+        checks: { storage: { status: 'error', driver: 's3' } },
+      })
+    } finally {
+      await broken.stop()
+    }
+  })
+})
+
+describe('response size', () => {
+  it('cuts a long listing under 100,000 characters with truncated and a hint', async () => {
+    const name = 'n'.repeat(200)
+    await Promise.all(
+      Array.from({ length: 600 }, (_, index) =>
+        server.storage.put(`tenants/default/workspaces/wide/${name}-${String(index).padStart(4, '0')}.txt`, 'x'),
+      ),
+    )
+    const response = await fetch(`${server.url}/v1/tools/list_files?workspace=wide`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ limit: 10_000 }),
+    })
+    const text = await response.text()
+    expect(response.status).toBe(200)
+    expect(text.length).toBeLessThanOrEqual(100_000)
+    const body = JSON.parse(text)
+    expect(body.truncated).toBe(true)
+    expect(body.entries.length).toBeGreaterThan(100)
+    expect(body.entries.length).toBeLessThan(600)
+    expect(body.hint).toMatch(/subfolder|glob/)
   })
 })

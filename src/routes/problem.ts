@@ -27,16 +27,16 @@ export function problemType(code: ErrorCode): string {
 export function problemResponse(context: Context, error: ToolError): Response {
   const status = statusOf(error.code)
   const requestId = context.get('requestId') as string | undefined
-  const body = {
-    ...error.details,
+  const standard = {
     type: problemType(error.code),
     title: titleOf(error.code),
     status,
     detail: error.message,
     code: error.code,
     hint: error.hint,
-    ...(requestId ? { request_id: requestId } : {}),
   }
+  // Extension members follow the standard ones and can never overwrite them.
+  const body = { ...standard, ...error.details, ...standard, ...(requestId ? { request_id: requestId } : {}) }
   const headers = new Headers({ 'Content-Type': 'application/problem+json', 'Cache-Control': 'no-store' })
   for (const [name, value] of Object.entries(error.headers ?? {})) headers.set(name, value)
   return new Response(JSON.stringify(body), { status, headers })
