@@ -8,6 +8,7 @@ import { registerHealthRoutes } from './routes/health'
 import { registerOpenApiRoute } from './routes/openapi'
 import { handleError, problemResponse, validationError } from './routes/problem'
 import { registerToolRoutes } from './routes/tools'
+import type { ShellService } from './sandbox/shell-service'
 import type { ObjectStore } from './storage/store'
 import { ToolError } from './tools/errors'
 import { selectTools } from './tools/index'
@@ -22,6 +23,10 @@ export interface AppDeps {
   /** Defaults to the tools config.tools enables. */
   tools?: readonly Tool[]
   docsAssets?: DocsAssetLoader
+  /** The sandboxed shell for execute_command; without it the tool answers 503. */
+  shell?: ShellService
+  /** Why there is no shell (shown by /readyz). */
+  shellProblem?: string
 }
 
 const requestIdPattern = /^[A-Za-z0-9._:-]{1,128}$/
@@ -67,11 +72,17 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
     limits: { maxFileBytes: config.maxFileBytes, maxResponseChars: config.maxResponseChars },
     maxBodyBytes: config.maxBodyBytes,
     log,
+    shell: deps.shell,
   })
   registerCatalogRoute(app, tools)
   registerOpenApiRoute(app, tools, config.publicUrl, serviceVersion)
   registerDocsRoutes(app, deps.docsAssets)
-  registerHealthRoutes(app, storage)
+  registerHealthRoutes(app, storage, {
+    shell: deps.shell,
+    shellProblem: deps.shellProblem,
+    shellEnabled: tools.some((tool) => tool.name === 'execute_command'),
+    shellRequired: config.sandbox === 'bwrap' || config.sandbox === 'process',
+  })
 
   const toolNames = new Set(tools.map((tool) => tool.name))
   app.all('/v1/tools/:name', (context) => {

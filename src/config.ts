@@ -26,6 +26,28 @@ export interface Config {
   maxFileBytes: number
   maxBodyBytes: number
   maxResponseChars: number
+  sandbox: 'auto' | 'bwrap' | 'process' | 'none'
+  shell: ShellConfig
+}
+
+export interface ShellConfig {
+  /** Folder for workspace copies and generated sandbox files (never inside the storage folder). */
+  workDir: string
+  allow: string[] | undefined
+  deny: string[] | undefined
+  maxOutputBytes: number
+  /** Parallel commands; undefined means one per CPU (decided by the runtime). */
+  concurrency: number | undefined
+  queue: number | undefined
+  memoryBytes: number
+  pids: number
+  fileBytes: number
+  openFiles: number
+  workspaceBytes: number
+  workspaceEntries: number
+  /** Host uid/gid the sandbox runs as when the service runs as root. */
+  uid: number
+  gid: number
 }
 
 export class ConfigError extends Error {
@@ -53,7 +75,36 @@ const environmentSchema = z.object({
   TOOLPORT_TOOLS: z.string().optional(),
   TOOLPORT_MAX_FILE_BYTES: positiveInteger.default(10 * 1024 * 1024),
   TOOLPORT_MAX_BODY_BYTES: positiveInteger.optional(),
+  TOOLPORT_SANDBOX: z.enum(['auto', 'bwrap', 'process', 'none']).default('auto'),
+  TOOLPORT_WORK_DIR: z.string().min(1).default('./.toolport-work'),
+  TOOLPORT_SHELL_ALLOW: z.string().optional(),
+  TOOLPORT_SHELL_DENY: z.string().optional(),
+  TOOLPORT_SHELL_MAX_OUTPUT_BYTES: positiveInteger.max(16 * 1024 * 1024).default(64 * 1024),
+  TOOLPORT_SHELL_CONCURRENCY: positiveInteger.max(1024).optional(),
+  TOOLPORT_SHELL_QUEUE: z.coerce.number().int().min(0).max(100_000).optional(),
+  TOOLPORT_SHELL_MEMORY_BYTES: positiveInteger.min(16 * 1024 * 1024).default(512 * 1024 * 1024),
+  TOOLPORT_SHELL_PIDS: positiveInteger.min(8).default(256),
+  TOOLPORT_SHELL_FILE_BYTES: positiveInteger.default(1024 * 1024 * 1024),
+  TOOLPORT_SHELL_OPEN_FILES: positiveInteger.min(16).default(1024),
+  TOOLPORT_SHELL_WORKSPACE_BYTES: positiveInteger.default(2 * 1024 * 1024 * 1024),
+  TOOLPORT_SHELL_WORKSPACE_ENTRIES: positiveInteger.default(100_000),
+  TOOLPORT_SANDBOX_UID: z.coerce.number().int().min(1).max(4_294_967_294).default(65534),
+  TOOLPORT_SANDBOX_GID: z.coerce.number().int().min(1).max(4_294_967_294).default(65534),
 })
+
+const programName = /^[A-Za-z0-9._+-]{1,128}$/
+
+function programList(value: string | undefined, variable: string): string[] | undefined {
+  if (value === undefined) return undefined
+  const names = value
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '')
+  const bad = names.filter((name) => !programName.test(name))
+  if (bad.length > 0)
+    throw new ConfigError(`${variable}: not a program name: ${bad.join(', ')} (use names like git, python3)`)
+  return names
+}
 
 const keyEntrySchema = z.object({
   tenant: z.string().refine(isValidIdentifier, 'tenant must match [A-Za-z0-9._-]{1,64}'),
@@ -176,5 +227,22 @@ export function loadConfig(env: Record<string, string | undefined>, options: Loa
     // JSON escaping can grow a file's text up to six times; leave room for the largest file to arrive.
     maxBodyBytes: values.TOOLPORT_MAX_BODY_BYTES ?? Math.max(maxFileBytes * 2 + 1024 * 1024, 1024 * 1024),
     maxResponseChars: 100_000,
+    sandbox: values.TOOLPORT_SANDBOX,
+    shell: {
+      workDir: values.TOOLPORT_WORK_DIR,
+      allow: programList(values.TOOLPORT_SHELL_ALLOW, 'TOOLPORT_SHELL_ALLOW'),
+      deny: programList(values.TOOLPORT_SHELL_DENY, 'TOOLPORT_SHELL_DENY'),
+      maxOutputBytes: values.TOOLPORT_SHELL_MAX_OUTPUT_BYTES,
+      concurrency: values.TOOLPORT_SHELL_CONCURRENCY,
+      queue: values.TOOLPORT_SHELL_QUEUE,
+      memoryBytes: values.TOOLPORT_SHELL_MEMORY_BYTES,
+      pids: values.TOOLPORT_SHELL_PIDS,
+      fileBytes: values.TOOLPORT_SHELL_FILE_BYTES,
+      openFiles: values.TOOLPORT_SHELL_OPEN_FILES,
+      workspaceBytes: values.TOOLPORT_SHELL_WORKSPACE_BYTES,
+      workspaceEntries: values.TOOLPORT_SHELL_WORKSPACE_ENTRIES,
+      uid: values.TOOLPORT_SANDBOX_UID,
+      gid: values.TOOLPORT_SANDBOX_GID,
+    },
   }
 }

@@ -150,6 +150,7 @@ describe('catalog, OpenAPI, docs and health', () => {
       'revert_edit',
       'delete_file',
       'list_files',
+      'execute_command',
     ])
     const readFile = catalog.tools[0] as { effect: string; input_schema: { required: string[]; properties: object } }
     expect(readFile.effect).toBe('read')

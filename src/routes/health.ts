@@ -1,4 +1,5 @@
 import type { Hono } from 'hono'
+import type { ShellService } from '../sandbox/shell-service'
 import type { ObjectStore } from '../storage/store'
 import { isToolError } from '../tools/errors'
 import type { AppEnv } from './env'
@@ -9,7 +10,24 @@ interface CheckResult {
   [key: string]: unknown
 }
 
-export function registerHealthRoutes(app: Hono<AppEnv>, storage: ObjectStore): void {
+export interface HealthDeps {
+  shell: ShellService | undefined
+  shellProblem: string | undefined
+  shellEnabled: boolean
+  /** The operator chose a sandbox explicitly, so the service is not ready without it. */
+  shellRequired: boolean
+}
+
+function sandboxCheck({ shell, shellProblem, shellEnabled }: HealthDeps): CheckResult {
+  if (shell) {
+    const status = shell.status()
+    return { ...status, active: shell.limiter.active, queued: shell.limiter.queued }
+  }
+  if (!shellEnabled) return { status: 'absent', detail: 'execute_command is not enabled' }
+  return { status: 'error', detail: shellProblem ?? 'no sandbox is available' }
+}
+
+export function registerHealthRoutes(app: Hono<AppEnv>, storage: ObjectStore, health: HealthDeps): void {
   app.get('/healthz', (context) => context.json({ status: 'ok' }))
 
   app.get('/readyz', async (context) => {
@@ -23,10 +41,10 @@ export function registerHealthRoutes(app: Hono<AppEnv>, storage: ObjectStore): v
     )
     const checks: Record<string, CheckResult> = {
       storage: storageCheck,
-      sandbox: { status: 'absent', detail: 'no sandbox is configured (execute_command is not part of this build yet)' },
+      sandbox: sandboxCheck(health),
       browser: { status: 'absent', detail: 'no browser is configured (no tool needs one yet)' },
     }
-    const ready = storageCheck.status === 'ok'
+    const ready = storageCheck.status === 'ok' && !(health.shellRequired && checks.sandbox?.status === 'error')
     context.header('Cache-Control', 'no-store')
     return context.json({ status: ready ? 'ready' : 'not_ready', checks }, ready ? 200 : 503)
   })

@@ -25,6 +25,13 @@ export function problemType(code: ErrorCode): string {
 }
 
 export function problemResponse(context: Context, error: ToolError): Response {
+  const body = problemDocument(context, error)
+  const headers = new Headers({ 'Content-Type': 'application/problem+json', 'Cache-Control': 'no-store' })
+  for (const [name, value] of Object.entries(error.headers ?? {})) headers.set(name, value)
+  return new Response(JSON.stringify(body), { status: body.status, headers })
+}
+
+function problemDocument(context: Context, error: ToolError) {
   const status = statusOf(error.code)
   const requestId = context.get('requestId') as string | undefined
   const standard = {
@@ -36,10 +43,7 @@ export function problemResponse(context: Context, error: ToolError): Response {
     hint: error.hint,
   }
   // Extension members follow the standard ones and can never overwrite them.
-  const body = { ...standard, ...error.details, ...standard, ...(requestId ? { request_id: requestId } : {}) }
-  const headers = new Headers({ 'Content-Type': 'application/problem+json', 'Cache-Control': 'no-store' })
-  for (const [name, value] of Object.entries(error.headers ?? {})) headers.set(name, value)
-  return new Response(JSON.stringify(body), { status, headers })
+  return { ...standard, ...error.details, ...standard, ...(requestId ? { request_id: requestId } : {}) }
 }
 
 /** Turns a zod failure into one validation error naming the first failing field. */
@@ -78,8 +82,8 @@ function fromHttpException(exception: HTTPException): ToolError {
   }
 }
 
-/** The one place where any thrown value becomes an HTTP response. */
-export function handleError(error: unknown, context: Context, log: Logger): Response {
+/** Any thrown value as the ToolError a caller may see; internal details go to the log only. */
+function toToolError(error: unknown, context: Context, log: Logger): ToolError {
   if (isToolError(error)) {
     if (error.code === 'internal' || error.code === 'unavailable') {
       log.error(error.message, {
@@ -88,11 +92,21 @@ export function handleError(error: unknown, context: Context, log: Logger): Resp
         request_id: context.get('requestId'),
       })
     }
-    return problemResponse(context, error)
+    return error
   }
-  if (error instanceof HTTPException) return problemResponse(context, fromHttpException(error))
+  if (error instanceof HTTPException) return fromHttpException(error)
   log.error('unhandled error', { cause: describeCause(error), request_id: context.get('requestId') })
-  return problemResponse(context, new ToolError('internal', 'An unexpected error occurred.'))
+  return new ToolError('internal', 'An unexpected error occurred.')
+}
+
+/** The one place where any thrown value becomes an HTTP response. */
+export function handleError(error: unknown, context: Context, log: Logger): Response {
+  return problemResponse(context, toToolError(error, context, log))
+}
+
+/** The problem document of an error, for transports that carry it inside a stream. */
+export function problemBody(error: unknown, context: Context, log: Logger): Record<string, unknown> {
+  return problemDocument(context, toToolError(error, context, log))
 }
 
 function describeCause(cause: unknown): unknown {

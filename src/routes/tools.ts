@@ -1,13 +1,15 @@
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi'
 import type { MiddlewareHandler } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
+import { streamSSE } from 'hono/streaming'
 import { assertToolAllowed } from '../auth'
+import type { ShellService } from '../sandbox/shell-service'
 import type { ObjectStore } from '../storage/store'
 import { ToolError } from '../tools/errors'
 import { invokeTool } from '../tools/invoke'
-import type { Logger, Tool, ToolLimits } from '../tools/tool'
+import type { Logger, Tool, ToolEvent, ToolLimits } from '../tools/tool'
 import type { AppEnv } from './env'
-import { Problem } from './problem'
+import { Problem, problemBody } from './problem'
 
 export const WorkspaceId = z
   .string()
@@ -44,6 +46,7 @@ export interface ToolRouteDeps {
   limits: ToolLimits
   maxBodyBytes: number
   log: Logger
+  shell: ShellService | undefined
 }
 
 /** One POST /v1/tools/{name} per tool, generated from the tool's own schemas. */
@@ -82,17 +85,45 @@ export function registerToolRoutes(app: OpenAPIHono<AppEnv>, tools: readonly Too
     })
     app.openapi(route, async (context) => {
       context.set('tool', tool.name)
-      const output = await invokeTool({
+      const input = context.req.valid('json')
+      const invocation = {
         tool,
-        input: context.req.valid('json'),
+        input,
         principal: context.get('principal'),
         workspaceId: context.req.valid('query').workspace,
         storage: deps.storage,
         limits: deps.limits,
-        signal: context.req.raw.signal,
         log: deps.log,
-      })
-      return context.json(output as never, 200)
+        shell: deps.shell,
+      }
+      if (!wantsEventStream(context.req.header('accept'))) {
+        const output = await invokeTool({ ...invocation, signal: context.req.raw.signal })
+        return context.json(output as never, 200)
+      }
+      return streamSSE(context, async (stream) => {
+        const aborted = new AbortController()
+        stream.onAbort(() => aborted.abort(new Error('client disconnected')))
+        const signal = AbortSignal.any([context.req.raw.signal, aborted.signal])
+        await stream.writeSSE({ event: 'call', data: JSON.stringify({ tool: tool.name, title: tool.title, input }) })
+        // Output events are queued in order; the final event waits for them.
+        let pending = Promise.resolve()
+        const emit = (event: ToolEvent) => {
+          pending = pending.then(() => stream.writeSSE({ event: 'output', data: JSON.stringify(event) }))
+        }
+        try {
+          const output = await invokeTool({ ...invocation, signal, emit })
+          await pending
+          await stream.writeSSE({ event: 'result', data: JSON.stringify(output) })
+        } catch (error) {
+          await pending
+          await stream.writeSSE({ event: 'error', data: JSON.stringify(problemBody(error, context, deps.log)) })
+        }
+      }) as never
     })
   }
+}
+
+/** True when the client asked for server-sent events rather than one JSON answer. */
+function wantsEventStream(accept: string | undefined): boolean {
+  return accept?.split(',').some((part) => part.trim().toLowerCase().startsWith('text/event-stream')) ?? false
 }

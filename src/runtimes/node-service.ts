@@ -7,6 +7,7 @@ import { type Config, loadConfig, parseKeysFile } from '../config'
 import { createJsonLogger, type LogLevel } from '../log'
 import type { DocsAssetLoader } from '../routes/docs'
 import type { AppEnv } from '../routes/env'
+import { setupShell } from '../sandbox/setup'
 import { createFsStorage } from '../storage/fs'
 import { createMemoryStorage } from '../storage/memory'
 import { createS3Storage } from '../storage/s3'
@@ -56,6 +57,15 @@ export async function startNodeService(env: Record<string, string | undefined>):
       host: config.host,
     })
   }
-  const app = createApp({ config, storage, log, docsAssets: swaggerUiAssets() })
+  const shellWanted = (config.tools ?? toolNames).includes('execute_command')
+  const shell = shellWanted ? await setupShell(config, env, log) : { shell: undefined, problem: undefined }
+  const app = createApp({
+    config,
+    storage,
+    log,
+    docsAssets: swaggerUiAssets(),
+    ...(shell.shell ? { shell: shell.shell } : {}),
+    ...(shell.problem ? { shellProblem: shell.problem } : {}),
+  })
   return { app, config, storage, log }
 }

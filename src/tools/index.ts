@@ -1,8 +1,9 @@
 import { fileTools } from './files'
+import { executeCommand } from './shell'
 import type { Tool } from './tool'
 
 /** The whole catalog, one explicit list: a tool exists only if it is named here. */
-export const allTools: readonly Tool[] = [...fileTools]
+export const allTools: readonly Tool[] = [...fileTools, executeCommand]
 
 export const toolNames: readonly string[] = allTools.map((tool) => tool.name)
 

@@ -1,8 +1,9 @@
 import { assertToolAllowed, type Principal } from '../auth'
+import type { ShellService } from '../sandbox/shell-service'
 import type { ObjectStore } from '../storage/store'
 import { createWorkspace } from '../workspace/workspace'
 import { ToolError } from './errors'
-import type { Logger, Tool, ToolLimits } from './tool'
+import type { Logger, Tool, ToolEvent, ToolLimits } from './tool'
 
 export interface Invocation {
   tool: Tool
@@ -14,6 +15,8 @@ export interface Invocation {
   limits: ToolLimits
   signal: AbortSignal
   log: Logger
+  shell: ShellService | undefined
+  emit?: (event: ToolEvent) => void
 }
 
 /**
@@ -30,6 +33,8 @@ export async function invokeTool(invocation: Invocation): Promise<unknown> {
     limits: invocation.limits,
     signal: invocation.signal,
     log,
+    shell: invocation.shell,
+    emit: invocation.emit ?? (() => {}),
   })
   const checked = tool.output.safeParse(output)
   if (!checked.success) {

@@ -1,4 +1,5 @@
 import type { z } from 'zod'
+import type { ShellService } from '../sandbox/shell-service'
 import type { Workspace } from '../workspace/workspace'
 
 export { type ErrorCode, ToolError } from './errors'
@@ -22,12 +23,18 @@ export interface ToolLimits {
   maxResponseChars: number
 }
 
+/** Progress a tool reports while it runs; streamed to clients that asked for text/event-stream. */
+export type ToolEvent = { type: 'output'; stream: 'stdout' | 'stderr'; text: string }
+
 /** Everything a tool may use; tools never reach for globals. */
 export interface ToolContext {
   workspace: Workspace
   limits: ToolLimits
   signal: AbortSignal
   log: Logger
+  /** The sandboxed shell, when this deployment has one. */
+  shell: ShellService | undefined
+  emit: (event: ToolEvent) => void
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: the catalog holds tools with different schemas

@@ -27,6 +27,9 @@ export interface ListOptions {
 export interface Workspace {
   readonly tenant: string
   readonly id: string
+  readonly storage: ObjectStore
+  /** Storage key prefix of the workspace root, ending in '/'. */
+  readonly prefix: string
   /** The storage key of a workspace path (already normalized). */
   keyOf(path: string): string
   readFile(path: string, maxBytes: number): Promise<{ path: string; bytes: Uint8Array; info: ObjectInfo }>
@@ -111,6 +114,8 @@ export function createWorkspace(storage: ObjectStore, tenant: string, workspaceI
   return {
     tenant,
     id: workspaceId,
+    storage,
+    prefix,
     keyOf,
 
     async readFile(rawPath, maxBytes) {

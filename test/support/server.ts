@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises'
+import { chmod, mkdtemp, rm } from 'node:fs/promises'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -6,6 +6,7 @@ import { serve } from '@hono/node-server'
 import { createApp } from '../../src/app'
 import { type ApiKey, loadConfig } from '../../src/config'
 import { silentLogger } from '../../src/log'
+import { setupShell } from '../../src/sandbox/setup'
 import { createFsStorage } from '../../src/storage/fs'
 import type { ObjectStore } from '../../src/storage/store'
 import { toolNames } from '../../src/tools/index'
@@ -35,12 +36,20 @@ export interface CallResult {
 /** A real toolport HTTP server on 127.0.0.1 with fs storage in a fresh temp folder. */
 export async function startTestServer(
   env: Record<string, string> = {},
-  options: { fileKeys?: ApiKey[]; storage?: ObjectStore } = {},
+  options: { fileKeys?: ApiKey[]; storage?: ObjectStore; shell?: boolean } = {},
 ): Promise<TestServer> {
   const dataDir = await mkdtemp(join(tmpdir(), 'toolport-test-'))
-  const config = loadConfig({ PORT: '0', TOOLPORT_DATA_DIR: dataDir, ...env }, { toolNames, ...options })
+  // The sandbox user must be able to reach the work folder inside it.
+  await chmod(dataDir, 0o711)
+  const config = loadConfig(
+    { PORT: '0', TOOLPORT_DATA_DIR: dataDir, TOOLPORT_WORK_DIR: join(dataDir, 'work'), ...env },
+    { toolNames, ...(options.fileKeys ? { fileKeys: options.fileKeys } : {}) },
+  )
   const storage = options.storage ?? (await createFsStorage({ root: join(dataDir, 'data') }))
-  const app = createApp({ config, storage, log: silentLogger })
+  // The sandbox is set up only where a suite asks for it: bwrap probing costs a few hundred ms.
+  const shell = options.shell ? await setupShell(config, process.env, silentLogger) : undefined
+  if (options.shell && !shell?.shell) throw new Error(`no sandbox for the test server: ${shell?.problem}`)
+  const app = createApp({ config, storage, log: silentLogger, ...(shell?.shell ? { shell: shell.shell } : {}) })
   const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' })
   await new Promise<void>((resolve) => server.once('listening', resolve))
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`

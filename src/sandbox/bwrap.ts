@@ -1,0 +1,211 @@
+import { chown, lstat, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import type { CgroupManager } from './cgroup'
+import { runChild } from './child'
+import { workspaceWatchdog } from './disk-usage'
+import type { Sandbox, SandboxRunRequest, SandboxRunResult, SandboxStatus } from './sandbox'
+
+export interface SandboxLimits {
+  memoryBytes: number
+  pids: number
+  /** RLIMIT_FSIZE: largest file a command may write. */
+  fileBytes: number
+  openFiles: number
+  maxOutputBytes: number
+  /** Total size of the workspace folder during a run. */
+  workspaceBytes: number
+  workspaceEntries: number
+}
+
+export interface BwrapOptions {
+  bwrapPath: string
+  limits: SandboxLimits
+  /** Host uid/gid the sandbox runs as when the service is root; unprivileged users keep their own. */
+  sandboxUser: { uid: number; gid: number } | undefined
+  cgroups: CgroupManager | undefined
+  /** Folder holding the generated /etc files (passwd, group, hosts, hostname). */
+  etcDir: string
+  /** Top-level host entries that are symlinks into /usr on this system (usrmerge): /bin, /lib, … */
+  usrMergedLinks: ReadonlyMap<string, string>
+}
+
+const sandboxUid = 1000
+const sandboxGid = 1000
+const sandboxPath = '/usr/local/bin:/usr/bin:/bin'
+// Host files a shell needs; the rest of /etc (shadow, keys, the service's config) stays invisible.
+const hostEtcEntries = [
+  '/etc/alternatives',
+  '/etc/ld.so.cache',
+  '/etc/ld.so.conf',
+  '/etc/ld.so.conf.d',
+  '/etc/localtime',
+  '/etc/nsswitch.conf',
+  '/etc/ssl/certs',
+  '/etc/mime.types',
+]
+const joinCgroupsScript = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"'
+
+export async function writeSandboxEtc(folder: string): Promise<void> {
+  await mkdir(folder, { recursive: true })
+  await writeFile(
+    join(folder, 'passwd'),
+    `root:x:0:0:root:/root:/bin/sh\nsandbox:x:${sandboxUid}:${sandboxGid}:sandbox:/workspace:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`,
+  )
+  await writeFile(join(folder, 'group'), `root:x:0:\nsandbox:x:${sandboxGid}:\nnogroup:x:65534:\n`)
+  await writeFile(join(folder, 'hostname'), 'sandbox\n')
+  await writeFile(join(folder, 'hosts'), '127.0.0.1 localhost sandbox\n::1 localhost\n')
+}
+
+export async function findUsrMergedLinks(): Promise<Map<string, string>> {
+  const links = new Map<string, string>()
+  for (const name of ['bin', 'sbin', 'lib', 'lib32', 'lib64', 'libx32']) {
+    const stats = await lstat(`/${name}`).catch(() => undefined)
+    if (stats?.isSymbolicLink()) links.set(`/${name}`, `usr/${name}`)
+    else if (stats?.isDirectory()) links.set(`/${name}`, '')
+  }
+  return links
+}
+
+async function existing(paths: readonly string[]): Promise<string[]> {
+  const found = await Promise.all(
+    paths.map((path) =>
+      lstat(path).then(
+        () => path,
+        () => undefined,
+      ),
+    ),
+  )
+  return found.filter((path): path is string => path !== undefined)
+}
+
+export async function bwrapArguments(options: BwrapOptions, request: SandboxRunRequest): Promise<string[]> {
+  const args = [
+    '--unshare-all',
+    '--die-with-parent',
+    '--new-session',
+    '--cap-drop',
+    'ALL',
+    '--uid',
+    String(sandboxUid),
+    '--gid',
+    String(sandboxGid),
+    '--hostname',
+    'sandbox',
+    '--ro-bind',
+    '/usr',
+    '/usr',
+  ]
+  for (const [path, target] of options.usrMergedLinks) {
+    if (target) args.push('--symlink', target, path)
+    else args.push('--ro-bind', path, path)
+  }
+  for (const path of await existing(hostEtcEntries)) args.push('--ro-bind', path, path)
+  for (const name of ['passwd', 'group', 'hostname', 'hosts'])
+    args.push('--ro-bind', join(options.etcDir, name), `/etc/${name}`)
+  args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', '--bind', request.workspaceDir, '/workspace')
+  args.push('--chdir', request.cwd ? `/workspace/${request.cwd}` : '/workspace', '--clearenv')
+  const env = {
+    PATH: sandboxPath,
+    HOME: '/workspace',
+    LANG: 'C.UTF-8',
+    TMPDIR: '/tmp',
+    USER: 'sandbox',
+    ...request.env,
+  }
+  for (const [name, value] of Object.entries(env)) args.push('--setenv', name, value)
+  args.push('--', '/bin/sh', '-c', request.command)
+  return args
+}
+
+export function createBwrapSandbox(options: BwrapOptions): Sandbox {
+  const { limits } = options
+  const enforced: Record<string, string> = {
+    isolation: 'bubblewrap: new user, pid, net, ipc, uts, mount and cgroup namespaces; read-only /usr; private /tmp',
+    network: 'none (empty network namespace)',
+    user: options.sandboxUser
+      ? `uid ${sandboxUid} in the sandbox, host uid ${options.sandboxUser.uid}; all capabilities dropped`
+      : `uid ${sandboxUid} in the sandbox, the service's own host uid; all capabilities dropped`,
+    ...(options.cgroups
+      ? options.cgroups.describe(limits)
+      : {
+          memory: `RLIMIT_AS ${limits.memoryBytes} bytes (no writable cgroup)`,
+          processes: `RLIMIT_NPROC ${limits.pids} (per host uid)`,
+        }),
+    file_size: `RLIMIT_FSIZE ${limits.fileBytes} bytes`,
+    open_files: `RLIMIT_NOFILE ${limits.openFiles}`,
+    workspace: `${limits.workspaceBytes} bytes and ${limits.workspaceEntries} entries, checked every 250 ms`,
+  }
+  return {
+    executor: 'bwrap',
+    status: (): SandboxStatus => ({ executor: 'bwrap', status: 'ok', enforced }),
+    async run(request): Promise<SandboxRunResult> {
+      const cgroup = await options.cgroups?.create({ memoryBytes: limits.memoryBytes, pids: limits.pids })
+      try {
+        const rlimits = [
+          `--nofile=${limits.openFiles}`,
+          `--fsize=${limits.fileBytes}`,
+          // With a pids cgroup, RLIMIT_NPROC only guards the shared host uid as a whole.
+          `--nproc=${cgroup ? limits.pids * 8 : limits.pids}`,
+          ...(cgroup ? [] : [`--as=${limits.memoryBytes}`]),
+        ]
+        const dropUser = options.sandboxUser
+          ? [
+              'setpriv',
+              `--reuid=${options.sandboxUser.uid}`,
+              `--regid=${options.sandboxUser.gid}`,
+              '--clear-groups',
+              '--no-new-privs',
+            ]
+          : []
+        const chain = [
+          'prlimit',
+          ...rlimits,
+          '--',
+          ...dropUser,
+          options.bwrapPath,
+          ...(await bwrapArguments(options, request)),
+        ]
+        const result = await runChild({
+          file: '/bin/sh',
+          args: ['-c', joinCgroupsScript, 'sh', ...(cgroup?.procsFiles ?? []), '--', ...chain],
+          // bwrap is pid 1 of the sandbox: its own environment shows in /proc/1/environ, so it gets none.
+          env: {},
+          timeoutMs: request.timeoutMs,
+          signal: request.signal,
+          maxOutputBytes: limits.maxOutputBytes,
+          ...(request.onOutput ? { onOutput: request.onOutput } : {}),
+          watchdog: {
+            intervalMs: 250,
+            check: workspaceWatchdog(request.workspaceDir, limits.workspaceBytes, limits.workspaceEntries),
+          },
+        })
+        const { killedFor, ...rest } = result
+        const workspaceLimit = killedFor?.startsWith('workspace') ? killedFor : undefined
+        return { ...rest, limitExceeded: (await cgroup?.limitHit()) ?? workspaceLimit }
+      } finally {
+        await cgroup?.remove()
+      }
+    },
+  }
+}
+
+/** Runs `true` through the whole chain once; the error text says why bwrap cannot work here. */
+export async function probeBwrap(options: BwrapOptions, workDir: string): Promise<string | undefined> {
+  // Probing inside the real work folder also proves the sandbox user can reach it.
+  const workspace = await mkdtemp(join(workDir, 'probe-'))
+  try {
+    if (options.sandboxUser) await chown(workspace, options.sandboxUser.uid, options.sandboxUser.gid)
+    const result = await createBwrapSandbox(options).run({
+      command: 'true',
+      workspaceDir: workspace,
+      cwd: '',
+      timeoutMs: 10_000,
+      signal: new AbortController().signal,
+    })
+    return result.exitCode === 0 ? undefined : result.output.text.trim() || `exit code ${result.exitCode}`
+  } catch (error) {
+    return (error as Error).message
+  } finally {
+    await rm(workspace, { recursive: true, force: true })
+  }
+}

@@ -1,0 +1,154 @@
+import { randomUUID } from 'node:crypto'
+import { access, mkdir, readFile, rmdir, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+
+/**
+ * Per-run control groups: a memory and a process-count limit for everything a sandboxed command
+ * starts. cgroup v2 (one unified tree) is what current hosts have; v1 (one tree per controller, as on
+ * hybrid hosts without systemd) is supported too. Where neither can be written, the executor falls
+ * back to rlimits and /readyz says so.
+ */
+export interface CgroupLimits {
+  memoryBytes: number
+  pids: number
+}
+
+export interface RunCgroup {
+  /** cgroup.procs files the sandbox's first process must join before it starts the command. */
+  procsFiles: string[]
+  /** Why the run stopped, when a limit fired: 'memory' or 'processes'. */
+  limitHit(): Promise<string | undefined>
+  /** Kills whatever is left and removes the groups. */
+  remove(): Promise<void>
+}
+
+export interface CgroupManager {
+  readonly version: 'v1' | 'v2'
+  describe(limits: CgroupLimits): Record<string, string>
+  create(limits: CgroupLimits): Promise<RunCgroup>
+}
+
+const cgroupRoot = '/sys/fs/cgroup'
+
+async function writable(path: string): Promise<boolean> {
+  return access(path, 2 /* W_OK */).then(
+    () => true,
+    () => false,
+  )
+}
+
+/** The process's own path in each hierarchy, from /proc/self/cgroup ("id:controllers:path"). */
+async function ownPaths(): Promise<Map<string, string>> {
+  const text = await readFile('/proc/self/cgroup', 'utf8')
+  const paths = new Map<string, string>()
+  for (const line of text.trim().split('\n')) {
+    const [, controllers = '', path = '/'] = line.split(':')
+    for (const controller of controllers === '' ? ['unified'] : controllers.split(',')) paths.set(controller, path)
+  }
+  return paths
+}
+
+async function removeGroup(folder: string): Promise<void> {
+  // A group can only be removed once empty; kill stragglers (there should be none once bwrap is dead).
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const pids = (await readFile(join(folder, 'cgroup.procs'), 'utf8').catch(() => '')).split('\n').filter(Boolean)
+    for (const pid of pids) {
+      try {
+        process.kill(Number(pid), 'SIGKILL')
+      } catch {}
+    }
+    try {
+      await rmdir(folder)
+      return
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return
+      await new Promise((resolve) => setTimeout(resolve, 25))
+    }
+  }
+}
+
+async function probeV2(): Promise<CgroupManager | undefined> {
+  const controllersFile = join(cgroupRoot, 'cgroup.controllers')
+  if (!(await writable(cgroupRoot)) || !(await readFile(controllersFile, 'utf8').catch(() => ''))) return undefined
+  const own = (await ownPaths()).get('unified') ?? '/'
+  const parent = join(cgroupRoot, own, 'toolport-runs')
+  try {
+    await mkdir(parent, { recursive: true })
+    // Controllers must be enabled for the children of the folder that holds our run groups.
+    await writeFile(join(parent, 'cgroup.subtree_control'), '+memory +pids')
+  } catch {
+    return undefined
+  }
+  return {
+    version: 'v2',
+    describe: (limits) => ({
+      memory: `cgroup v2 memory.max ${limits.memoryBytes} bytes`,
+      processes: `cgroup v2 pids.max ${limits.pids}`,
+    }),
+    async create(limits) {
+      const folder = join(parent, randomUUID())
+      await mkdir(folder)
+      await writeFile(join(folder, 'memory.max'), String(limits.memoryBytes))
+      await writeFile(join(folder, 'memory.swap.max'), '0').catch(() => {})
+      await writeFile(join(folder, 'pids.max'), String(limits.pids))
+      return {
+        procsFiles: [join(folder, 'cgroup.procs')],
+        async limitHit() {
+          const events = await readFile(join(folder, 'memory.events'), 'utf8').catch(() => '')
+          if (/^oom_kill [1-9]/m.test(events)) return 'memory'
+          const pidEvents = await readFile(join(folder, 'pids.events'), 'utf8').catch(() => '')
+          return /^max [1-9]/m.test(pidEvents) ? 'processes' : undefined
+        },
+        remove: () => removeGroup(folder),
+      }
+    },
+  }
+}
+
+async function probeV1(): Promise<CgroupManager | undefined> {
+  const own = await ownPaths()
+  const memoryParent = join(cgroupRoot, 'memory', own.get('memory') ?? '/', 'toolport-runs')
+  const pidsParent = join(cgroupRoot, 'pids', own.get('pids') ?? '/', 'toolport-runs')
+  try {
+    await mkdir(memoryParent, { recursive: true })
+    await mkdir(pidsParent, { recursive: true })
+  } catch {
+    return undefined
+  }
+  return {
+    version: 'v1',
+    describe: (limits) => ({
+      memory: `cgroup v1 memory.limit_in_bytes ${limits.memoryBytes} bytes`,
+      processes: `cgroup v1 pids.max ${limits.pids}`,
+    }),
+    async create(limits) {
+      const id = randomUUID()
+      const memory = join(memoryParent, id)
+      const pids = join(pidsParent, id)
+      await mkdir(memory)
+      await mkdir(pids)
+      await writeFile(join(memory, 'memory.limit_in_bytes'), String(limits.memoryBytes))
+      // Without this, swap would let a run use more than its limit (only present with swap accounting).
+      await writeFile(join(memory, 'memory.memsw.limit_in_bytes'), String(limits.memoryBytes)).catch(() => {})
+      await writeFile(join(pids, 'pids.max'), String(limits.pids))
+      return {
+        procsFiles: [join(memory, 'cgroup.procs'), join(pids, 'cgroup.procs')],
+        async limitHit() {
+          const oom = await readFile(join(memory, 'memory.oom_control'), 'utf8').catch(() => '')
+          if (/^oom_kill [1-9]/m.test(oom)) return 'memory'
+          const pidEvents = await readFile(join(pids, 'pids.events'), 'utf8').catch(() => '')
+          return /^max [1-9]/m.test(pidEvents) ? 'processes' : undefined
+        },
+        async remove() {
+          await Promise.all([removeGroup(memory), removeGroup(pids)])
+        },
+      }
+    },
+  }
+}
+
+/** Finds a cgroup hierarchy this process may create groups in; undefined when there is none. */
+export async function probeCgroups(): Promise<CgroupManager | undefined> {
+  if (process.platform !== 'linux') return undefined
+  return (await probeV2()) ?? (await probeV1())
+}

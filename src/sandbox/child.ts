@@ -1,0 +1,137 @@
+import { spawn } from 'node:child_process'
+import { createOutputCapture } from './capture'
+import type { OutputStream, SandboxRunResult } from './sandbox'
+
+export interface ChildRun {
+  file: string
+  args: string[]
+  env: Record<string, string>
+  cwd?: string
+  timeoutMs: number
+  signal: AbortSignal
+  maxOutputBytes: number
+  onOutput?: (stream: OutputStream, text: string) => void
+  /** Polled while the command runs; a returned reason kills the run (e.g. the workspace grew too big). */
+  watchdog?: { intervalMs: number; check: () => Promise<string | undefined> }
+}
+
+// After the main process is gone, how long to wait for pipes held open by stray descendants.
+const pipeGraceMs = 250
+
+/**
+ * Spawns one process in its own process group and collects its output with caps. Timeout, abort
+ * and watchdog all end in SIGKILL to the whole group: a command that ignores SIGTERM or forks
+ * children must not outlive its call.
+ */
+export function runChild(run: ChildRun): Promise<Omit<SandboxRunResult, 'limitExceeded'> & { killedFor?: string }> {
+  const started = performance.now()
+  const stdout = createOutputCapture(run.maxOutputBytes)
+  const stderr = createOutputCapture(run.maxOutputBytes)
+  const output = createOutputCapture(run.maxOutputBytes * 2)
+  return new Promise((resolve, reject) => {
+    const child = spawn(run.file, run.args, {
+      env: run.env,
+      ...(run.cwd ? { cwd: run.cwd } : {}),
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    })
+    let killedFor: string | undefined
+    let timedOut = false
+    let aborted = false
+    const sweep = () => {
+      if (child.pid === undefined) return
+      try {
+        process.kill(-child.pid, 'SIGKILL')
+      } catch {
+        // The group is already gone.
+      }
+    }
+    const killGroup = (reason: string) => {
+      killedFor ??= reason
+      sweep()
+    }
+    const timer = setTimeout(() => {
+      timedOut = true
+      killGroup('timeout')
+    }, run.timeoutMs)
+    const onAbort = () => {
+      aborted = true
+      killGroup('aborted')
+    }
+    if (run.signal.aborted) onAbort()
+    else run.signal.addEventListener('abort', onAbort, { once: true })
+    let watching = false
+    const watchdog =
+      run.watchdog &&
+      setInterval(async () => {
+        if (watching || !run.watchdog) return
+        watching = true
+        const reason = await run.watchdog.check().catch(() => undefined)
+        watching = false
+        if (reason) killGroup(reason)
+      }, run.watchdog.intervalMs)
+
+    const collect = (stream: OutputStream) => (chunk: Buffer) => {
+      const bytes = new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength)
+      ;(stream === 'stdout' ? stdout : stderr).push(bytes)
+      output.push(bytes)
+      run.onOutput?.(stream, chunk.toString('utf8'))
+    }
+    child.stdout?.on('data', collect('stdout'))
+    child.stderr?.on('data', collect('stderr'))
+
+    let exitCode: number | null = null
+    let settled = false
+    const finish = () => {
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      if (watchdog) clearInterval(watchdog)
+      run.signal.removeEventListener('abort', onAbort)
+      child.stdout?.destroy()
+      child.stderr?.destroy()
+      resolve({
+        exitCode: killedFor ? null : exitCode,
+        stdout: stdout.finish(),
+        stderr: stderr.finish(),
+        output: output.finish(),
+        timedOut,
+        aborted,
+        durationMs: Math.round(performance.now() - started),
+        ...(killedFor ? { killedFor } : {}),
+      })
+    }
+    child.once('error', (error) => {
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      if (watchdog) clearInterval(watchdog)
+      reject(error)
+    })
+    child.once('exit', (code, signal) => {
+      exitCode = code ?? (signal ? 128 + signalNumber(signal) : null)
+      // Background children of the command die with it.
+      sweep()
+      setTimeout(finish, pipeGraceMs).unref()
+    })
+    child.once('close', finish)
+  })
+}
+
+const signalNumbers: Record<string, number> = {
+  SIGHUP: 1,
+  SIGINT: 2,
+  SIGQUIT: 3,
+  SIGABRT: 6,
+  SIGKILL: 9,
+  SIGSEGV: 11,
+  SIGPIPE: 13,
+  SIGALRM: 14,
+  SIGTERM: 15,
+  SIGXCPU: 24,
+  SIGXFSZ: 25,
+}
+
+function signalNumber(signal: string): number {
+  return signalNumbers[signal] ?? 0
+}

@@ -1,0 +1,62 @@
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { SandboxLimits } from './bwrap'
+import { runChild } from './child'
+import { workspaceWatchdog } from './disk-usage'
+import type { Sandbox, SandboxRunResult } from './sandbox'
+
+/**
+ * The executor for AWS Lambda, where user namespaces are not available: every call already runs in
+ * its own Firecracker micro-VM, so this adds what Lambda does not — a scrubbed environment (no AWS
+ * credentials or other secrets of the service), a fresh HOME/TMPDIR removed afterwards, rlimits, and
+ * the whole process group killed at the end. It does NOT hide the host filesystem: opt-in only.
+ */
+export function createProcessSandbox(limits: SandboxLimits): Sandbox {
+  return {
+    executor: 'process',
+    status: () => ({
+      executor: 'process',
+      status: 'ok',
+      enforced: {
+        isolation: 'none beyond the host (intended for AWS Lambda micro-VMs): scrubbed environment, own process group',
+        network: 'not restricted',
+        file_size: `RLIMIT_FSIZE ${limits.fileBytes} bytes`,
+        open_files: `RLIMIT_NOFILE ${limits.openFiles}`,
+        memory: `RLIMIT_AS ${limits.memoryBytes} bytes`,
+        workspace: `${limits.workspaceBytes} bytes, checked every 250 ms`,
+      },
+    }),
+    async run(request): Promise<SandboxRunResult> {
+      const scratch = await mkdtemp(join(tmpdir(), 'toolport-run-'))
+      try {
+        const env = {
+          PATH: '/usr/local/bin:/usr/bin:/bin',
+          HOME: scratch,
+          TMPDIR: scratch,
+          LANG: 'C.UTF-8',
+          ...request.env,
+        }
+        const rlimits = [`--nofile=${limits.openFiles}`, `--fsize=${limits.fileBytes}`, `--as=${limits.memoryBytes}`]
+        const result = await runChild({
+          file: 'prlimit',
+          args: [...rlimits, '--', '/bin/sh', '-c', request.command],
+          env,
+          cwd: request.cwd ? join(request.workspaceDir, request.cwd) : request.workspaceDir,
+          timeoutMs: request.timeoutMs,
+          signal: request.signal,
+          maxOutputBytes: limits.maxOutputBytes,
+          ...(request.onOutput ? { onOutput: request.onOutput } : {}),
+          watchdog: {
+            intervalMs: 250,
+            check: workspaceWatchdog(request.workspaceDir, limits.workspaceBytes, limits.workspaceEntries),
+          },
+        })
+        const { killedFor, ...rest } = result
+        return { ...rest, limitExceeded: killedFor?.startsWith('workspace') ? killedFor : undefined }
+      } finally {
+        await rm(scratch, { recursive: true, force: true })
+      }
+    },
+  }
+}

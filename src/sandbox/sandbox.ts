@@ -1,0 +1,55 @@
+/**
+ * The Sandbox interface: one fresh, isolated run of a shell command over a workspace folder.
+ * Executors (bwrap, process) implement it; the shell service adds queueing and workspace sync.
+ * Types only, so portable code (the tool) can depend on it.
+ */
+export type OutputStream = 'stdout' | 'stderr'
+
+export interface SandboxRunRequest {
+  command: string
+  /** Host folder mounted (or used) as the workspace. */
+  workspaceDir: string
+  /** Working directory relative to the workspace root ('' for the root). */
+  cwd: string
+  /** Extra variables on top of the executor's fixed minimal set. */
+  env?: Record<string, string>
+  timeoutMs: number
+  signal: AbortSignal
+  onOutput?: (stream: OutputStream, text: string) => void
+}
+
+export interface CapturedText {
+  text: string
+  /** Bytes produced in total, kept or not. */
+  bytes: number
+  truncated: boolean
+}
+
+export interface SandboxRunResult {
+  /** null when the command was killed (timeout, disconnect, limit). */
+  exitCode: number | null
+  stdout: CapturedText
+  stderr: CapturedText
+  /** stdout and stderr interleaved in arrival order. */
+  output: CapturedText
+  timedOut: boolean
+  /** True when the caller went away and the run was killed. */
+  aborted: boolean
+  /** Which limit stopped the command, when one did (memory, processes, workspace size). */
+  limitExceeded: string | undefined
+  durationMs: number
+}
+
+export interface SandboxStatus {
+  executor: 'bwrap' | 'process' | 'none'
+  status: 'ok' | 'error' | 'absent'
+  detail?: string
+  /** What is enforced per run, in words: e.g. memory: "cgroup v1, 512 MiB". */
+  enforced: Record<string, string>
+}
+
+export interface Sandbox {
+  readonly executor: 'bwrap' | 'process'
+  status(): SandboxStatus
+  run(request: SandboxRunRequest): Promise<SandboxRunResult>
+}

@@ -1,0 +1,110 @@
+import { access, mkdir } from 'node:fs/promises'
+import { availableParallelism } from 'node:os'
+import { delimiter, join, resolve } from 'node:path'
+import type { Config } from '../config'
+import type { Logger } from '../tools/tool'
+import {
+  type BwrapOptions,
+  createBwrapSandbox,
+  findUsrMergedLinks,
+  probeBwrap,
+  type SandboxLimits,
+  writeSandboxEtc,
+} from './bwrap'
+import { probeCgroups } from './cgroup'
+import { createLimiter } from './limiter'
+import { createProcessSandbox } from './process'
+import type { Sandbox } from './sandbox'
+import { createShellService, type ShellService } from './shell-service'
+
+export interface ShellSetup {
+  shell: ShellService | undefined
+  /** Why there is no shell, in words an operator can act on. */
+  problem: string | undefined
+}
+
+async function findProgram(name: string, env: Record<string, string | undefined>): Promise<string | undefined> {
+  for (const folder of (env.PATH ?? '/usr/bin:/bin').split(delimiter)) {
+    const candidate = join(folder, name)
+    if (
+      await access(candidate, 1 /* X_OK */).then(
+        () => true,
+        () => false,
+      )
+    )
+      return candidate
+  }
+  return undefined
+}
+
+function limitsOf(config: Config): SandboxLimits {
+  const { shell } = config
+  return {
+    memoryBytes: shell.memoryBytes,
+    pids: shell.pids,
+    fileBytes: shell.fileBytes,
+    openFiles: shell.openFiles,
+    maxOutputBytes: shell.maxOutputBytes,
+    workspaceBytes: shell.workspaceBytes,
+    workspaceEntries: shell.workspaceEntries,
+  }
+}
+
+async function createBwrap(config: Config, env: Record<string, string | undefined>): Promise<Sandbox | string> {
+  if (process.platform !== 'linux') return 'bubblewrap needs Linux'
+  const bwrapPath = await findProgram('bwrap', env)
+  if (!bwrapPath) return 'bubblewrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)'
+  if (!(await findProgram('prlimit', env))) return 'prlimit (util-linux) is not installed'
+  const root = process.getuid?.() === 0
+  if (root && !(await findProgram('setpriv', env))) return 'setpriv (util-linux) is not installed'
+  const workDir = resolve(config.shell.workDir)
+  await mkdir(workDir, { recursive: true, mode: 0o711 })
+  const etcDir = join(workDir, 'etc')
+  await writeSandboxEtc(etcDir)
+  const options: BwrapOptions = {
+    bwrapPath,
+    limits: limitsOf(config),
+    // As root, the sandbox drops to an unprivileged host uid: rlimits then apply and files it makes are not root's.
+    sandboxUser: root ? { uid: config.shell.uid, gid: config.shell.gid } : undefined,
+    cgroups: await probeCgroups(),
+    etcDir,
+    usrMergedLinks: await findUsrMergedLinks(),
+  }
+  const failure = await probeBwrap(options, workDir)
+  return failure ? `bubblewrap cannot start a sandbox here: ${failure}` : createBwrapSandbox(options)
+}
+
+/** Builds the shell service TOOLPORT_SANDBOX asks for; never an unsandboxed fallback. */
+export async function setupShell(
+  config: Config,
+  env: Record<string, string | undefined>,
+  log: Logger,
+): Promise<ShellSetup> {
+  if (config.sandbox === 'none')
+    return { shell: undefined, problem: 'TOOLPORT_SANDBOX=none: the operator disabled the sandbox' }
+  const sandbox = config.sandbox === 'process' ? createProcessSandbox(limitsOf(config)) : await createBwrap(config, env)
+  if (typeof sandbox === 'string') {
+    log.warn('execute_command is unavailable', { reason: sandbox })
+    return { shell: undefined, problem: sandbox }
+  }
+  const concurrency = config.shell.concurrency ?? availableParallelism()
+  const workDir = resolve(config.shell.workDir)
+  await mkdir(workDir, { recursive: true, mode: 0o711 })
+  const status = sandbox.status()
+  log.info('sandbox ready', { executor: status.executor, enforced: status.enforced, concurrency })
+  const shell = createShellService({
+    sandbox,
+    limiter: createLimiter(concurrency, config.shell.queue ?? concurrency * 4),
+    policy: {
+      ...(config.shell.allow ? { allow: config.shell.allow } : {}),
+      ...(config.shell.deny ? { deny: config.shell.deny } : {}),
+    },
+    maxFileBytes: config.maxFileBytes,
+    mirrorsRoot: sandbox.executor === 'bwrap' ? join(workDir, 'workspaces') : undefined,
+    owner:
+      sandbox.executor === 'bwrap' && process.getuid?.() === 0
+        ? { uid: config.shell.uid, gid: config.shell.gid }
+        : undefined,
+  })
+  return { shell, problem: undefined }
+}

@@ -1,0 +1,112 @@
+import { lstat, mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { ObjectStore } from '../storage/store'
+import { ToolError } from '../tools/errors'
+import type { Limiter } from './limiter'
+import { createWorkspaceMirrors, type FileChange, type SkippedFile, type WorkspaceMirrors } from './mirror'
+import type { CommandPolicy } from './policy'
+import type { OutputStream, Sandbox, SandboxRunResult, SandboxStatus } from './sandbox'
+
+export interface ShellRequest {
+  storage: ObjectStore
+  workspacePrefix: string
+  command: string
+  /** Normalized workspace-relative folder ('' for the root). */
+  cwd: string
+  timeoutMs: number
+  signal: AbortSignal
+  onOutput?: (stream: OutputStream, text: string) => void
+}
+
+export interface ShellResult extends SandboxRunResult {
+  filesChanged: FileChange[]
+  skipped: SkippedFile[]
+  /** Objects fetched from storage before the run (0 when the local copy was current). */
+  downloaded: number
+}
+
+/** What the execute_command tool sees: run a command over a workspace, with sync both ways. */
+export interface ShellService {
+  status(): SandboxStatus
+  readonly limiter: Limiter
+  readonly policy: CommandPolicy
+  execute(request: ShellRequest): Promise<ShellResult>
+}
+
+export interface ShellServiceOptions {
+  sandbox: Sandbox
+  limiter: Limiter
+  policy: CommandPolicy
+  maxFileBytes: number
+  /** Persistent workspace copies (bwrap); undefined means a fresh copy per call, removed after (process). */
+  mirrorsRoot: string | undefined
+  owner: { uid: number; gid: number } | undefined
+}
+
+async function assertFolder(root: string, cwd: string): Promise<void> {
+  let current = root
+  for (const segment of cwd === '' ? [] : cwd.split('/')) {
+    current = join(current, segment)
+    const stats = await lstat(current).catch(() => undefined)
+    if (!stats?.isDirectory()) {
+      throw new ToolError('validation', `working_directory "${cwd}" is not a folder of the workspace.`, {
+        hint: 'Use an existing folder relative to the workspace root (list_files shows them), or omit working_directory.',
+        details: { field: 'working_directory' },
+      })
+    }
+  }
+}
+
+export function createShellService(options: ShellServiceOptions): ShellService {
+  const persistent = options.mirrorsRoot
+    ? createWorkspaceMirrors({
+        root: options.mirrorsRoot,
+        maxFileBytes: options.maxFileBytes,
+        ...(options.owner ? { owner: options.owner } : {}),
+      })
+    : undefined
+
+  async function withMirrors<T>(use: (mirrors: WorkspaceMirrors) => Promise<T>): Promise<T> {
+    if (persistent) return use(persistent)
+    // No filesystem isolation (process executor): never leave one tenant's files where the next call could read them.
+    const root = await mkdtemp(join(tmpdir(), 'toolport-workspace-'))
+    try {
+      return await use(createWorkspaceMirrors({ root, maxFileBytes: options.maxFileBytes }))
+    } finally {
+      await rm(root, { recursive: true, force: true })
+    }
+  }
+
+  return {
+    limiter: options.limiter,
+    policy: options.policy,
+    status: () => options.sandbox.status(),
+    async execute(request) {
+      const release = await options.limiter.acquire(request.signal)
+      try {
+        return await withMirrors(async (mirrors) => {
+          const checkout = await mirrors.checkout(request.storage, request.workspacePrefix, request.signal)
+          try {
+            await assertFolder(checkout.dir, request.cwd)
+            const result = await options.sandbox.run({
+              command: request.command,
+              workspaceDir: checkout.dir,
+              cwd: request.cwd,
+              timeoutMs: request.timeoutMs,
+              signal: request.signal,
+              ...(request.onOutput ? { onOutput: request.onOutput } : {}),
+            })
+            // Every sandboxed process is dead here, so the scan cannot race with the command.
+            const sync = await checkout.commit()
+            return { ...result, filesChanged: sync.changes, skipped: sync.skipped, downloaded: checkout.downloaded }
+          } finally {
+            await checkout.release()
+          }
+        })
+      } finally {
+        release()
+      }
+    },
+  }
+}
