@@ -62,6 +62,24 @@ describe('execute_command basics', () => {
     expect((await run('pwd', { working_directory: 'sub/dir/a.txt' })).status).toBe(400)
   })
 
+  it('refuses malformed commands with 400, never a 500', async () => {
+    const attempts: Array<[Record<string, unknown>, string]> = [
+      [{ command: 'echo a\u0000b' }, 'command'],
+      [{ command: '' }, 'command'],
+      [{ command: 'x'.repeat(65_537) }, 'command'],
+      [{ command: ['ls'] }, 'command'],
+      [{ command: 'ls', timeout_seconds: 1.5 }, 'timeout_seconds'],
+      [{ command: 'ls', timeout_seconds: '30' }, 'timeout_seconds'],
+      [{ command: 'ls', working_directory: 'a\u0000b' }, 'working_directory'],
+      [{ command: 'ls', working_directory: '/etc' }, 'working_directory'],
+    ]
+    for (const [body, field] of attempts) {
+      const result = await server.call('execute_command', body, { key: key(), workspace: 'shell' })
+      expect(result.status, JSON.stringify(body).slice(0, 80)).toBe(400)
+      expect(result.body.field).toBe(field)
+    }
+  })
+
   it('validates timeout_seconds between 1 and 3600', async () => {
     expect((await run('true', { timeout_seconds: 0 })).body.field).toBe('timeout_seconds')
     expect((await run('true', { timeout_seconds: 3601 })).body.field).toBe('timeout_seconds')

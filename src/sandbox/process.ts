@@ -12,7 +12,8 @@ import type { Sandbox, SandboxRunResult } from './sandbox'
  * credentials or other secrets of the service), a fresh HOME/TMPDIR removed afterwards, rlimits, and
  * the whole process group killed at the end. It does NOT hide the host filesystem: opt-in only.
  */
-export function createProcessSandbox(limits: SandboxLimits): Sandbox {
+export function createProcessSandbox(limits: SandboxLimits, prlimitPath: string | undefined): Sandbox {
+  const rlimits = `RLIMIT_FSIZE ${limits.fileBytes} bytes, RLIMIT_NOFILE ${limits.openFiles}, RLIMIT_AS ${limits.memoryBytes} bytes`
   return {
     executor: 'process',
     status: () => ({
@@ -21,9 +22,7 @@ export function createProcessSandbox(limits: SandboxLimits): Sandbox {
       enforced: {
         isolation: 'none beyond the host (intended for AWS Lambda micro-VMs): scrubbed environment, own process group',
         network: 'not restricted',
-        file_size: `RLIMIT_FSIZE ${limits.fileBytes} bytes`,
-        open_files: `RLIMIT_NOFILE ${limits.openFiles}`,
-        memory: `RLIMIT_AS ${limits.memoryBytes} bytes`,
+        rlimits: prlimitPath ? rlimits : 'none: prlimit (util-linux) is not installed',
         workspace: `${limits.workspaceBytes} bytes, checked every 250 ms`,
       },
     }),
@@ -37,10 +36,18 @@ export function createProcessSandbox(limits: SandboxLimits): Sandbox {
           LANG: 'C.UTF-8',
           ...request.env,
         }
-        const rlimits = [`--nofile=${limits.openFiles}`, `--fsize=${limits.fileBytes}`, `--as=${limits.memoryBytes}`]
+        const shell = ['/bin/sh', '-c', request.command]
+        const limited = [
+          `--nofile=${limits.openFiles}`,
+          `--fsize=${limits.fileBytes}`,
+          `--as=${limits.memoryBytes}`,
+          '--',
+          ...shell,
+        ]
+        const [file, ...args] = prlimitPath ? [prlimitPath, ...limited] : shell
         const result = await runChild({
-          file: 'prlimit',
-          args: [...rlimits, '--', '/bin/sh', '-c', request.command],
+          file: file as string,
+          args,
           env,
           cwd: request.cwd ? join(request.workspaceDir, request.cwd) : request.workspaceDir,
           timeoutMs: request.timeoutMs,

@@ -82,7 +82,10 @@ export async function setupShell(
 ): Promise<ShellSetup> {
   if (config.sandbox === 'none')
     return { shell: undefined, problem: 'TOOLPORT_SANDBOX=none: the operator disabled the sandbox' }
-  const sandbox = config.sandbox === 'process' ? createProcessSandbox(limitsOf(config)) : await createBwrap(config, env)
+  const sandbox =
+    config.sandbox === 'process'
+      ? createProcessSandbox(limitsOf(config), await findProgram('prlimit', env))
+      : await createBwrap(config, env)
   if (typeof sandbox === 'string') {
     log.warn('execute_command is unavailable', { reason: sandbox })
     return { shell: undefined, problem: sandbox }

@@ -15,16 +15,18 @@ const encodedSeparator = /%(2e|2f|5c|00)/i
 const pathHint =
   'Use a path relative to the workspace root, separated by "/", such as "src/index.ts"; "..", absolute paths, backslashes and control characters are not allowed.'
 
-function reject(path: string, reason: string): never {
+function reject(path: string, reason: string, field: string): never {
   throw new ToolError('validation', `Invalid path ${JSON.stringify(path)}: ${reason}.`, {
     hint: pathHint,
-    details: { field: 'path' },
+    details: { field },
   })
 }
 
 export interface NormalizeOptions {
   /** Allow '', '.' and '/'-only forms meaning the workspace root (for listing). */
   allowRoot?: boolean
+  /** The input field named in errors. Default: path. */
+  field?: string
 }
 
 /**
@@ -32,13 +34,14 @@ export interface NormalizeOptions {
  * './a//b/' becomes 'a/b'; anything that could climb out is refused rather than repaired.
  */
 export function normalizeWorkspacePath(path: unknown, options: NormalizeOptions = {}): string {
-  if (typeof path !== 'string') reject(String(path), 'it is not a string')
-  if (forbiddenCharacters.test(path)) reject(path, 'it contains a control character')
-  if (path.includes('\\')) reject(path, 'it contains a backslash')
-  if (path.startsWith('/')) reject(path, 'it is absolute')
-  if (path.startsWith('~')) reject(path, 'home-directory paths are not supported')
-  if (/^[A-Za-z]:/.test(path)) reject(path, 'it has a drive letter')
-  if (encodedSeparator.test(path)) reject(path, 'it contains a percent-encoded separator or dot')
+  const field = options.field ?? 'path'
+  if (typeof path !== 'string') reject(String(path), 'it is not a string', field)
+  if (forbiddenCharacters.test(path)) reject(path, 'it contains a control character', field)
+  if (path.includes('\\')) reject(path, 'it contains a backslash', field)
+  if (path.startsWith('/')) reject(path, 'it is absolute', field)
+  if (path.startsWith('~')) reject(path, 'home-directory paths are not supported', field)
+  if (/^[A-Za-z]:/.test(path)) reject(path, 'it has a drive letter', field)
+  if (encodedSeparator.test(path)) reject(path, 'it contains a percent-encoded separator or dot', field)
   // Compatibility forms such as U+2025 (two-dot leader) or U+FF0F (fullwidth solidus) become '..' and
   // '/' under NFKC, which some filesystems and clients apply.
   const compatible = path.normalize('NFKC')
@@ -46,23 +49,23 @@ export function normalizeWorkspacePath(path: unknown, options: NormalizeOptions 
     compatible !== path &&
     (compatible.includes('\\') || compatible.split('/').some((s) => /^\.{2,}$/.test(s.trim())))
   ) {
-    reject(path, 'it contains characters that normalize to a path separator or dots')
+    reject(path, 'it contains characters that normalize to a path separator or dots', field)
   }
   const segments: string[] = []
   for (const segment of path.split('/')) {
     if (segment === '' || segment === '.') continue
-    if (segment === '..') reject(path, 'it contains ".."')
-    if (/^\.+$/.test(segment)) reject(path, 'it has a segment made only of dots')
-    if (segment.trim() === '') reject(path, 'it has a segment made only of spaces')
+    if (segment === '..') reject(path, 'it contains ".."', field)
+    if (/^\.+$/.test(segment)) reject(path, 'it has a segment made only of dots', field)
+    if (segment.trim() === '') reject(path, 'it has a segment made only of spaces', field)
     if (new TextEncoder().encode(segment).byteLength > maxSegmentBytes) {
-      reject(path, `a segment is longer than ${maxSegmentBytes} bytes`)
+      reject(path, `a segment is longer than ${maxSegmentBytes} bytes`, field)
     }
     segments.push(segment)
   }
   const normalized = segments.join('/')
-  if (normalized === '' && !options.allowRoot) reject(path, 'it names the workspace root, not a file')
+  if (normalized === '' && !options.allowRoot) reject(path, 'it names the workspace root, not a file', field)
   if (new TextEncoder().encode(normalized).byteLength > maxPathBytes) {
-    reject(path, `it is longer than ${maxPathBytes} bytes`)
+    reject(path, `it is longer than ${maxPathBytes} bytes`, field)
   }
   return normalized
 }

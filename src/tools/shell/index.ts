@@ -22,7 +22,12 @@ export const executeCommand = defineTool({
     'Run a shell command (/bin/sh -c) in a fresh sandbox whose /workspace is the workspace: no network, files changed there are saved back. Returns exit_code, stdout, stderr and files_changed.',
   effect: 'destructive',
   input: z.object({
-    command: z.string().min(1).max(65_536).describe('Shell command line, run with /bin/sh -c in /workspace.'),
+    command: z
+      .string()
+      .min(1)
+      .max(65_536)
+      .refine((command) => !command.includes('\u0000'), 'must not contain NUL characters')
+      .describe('Shell command line, run with /bin/sh -c in /workspace.'),
     working_directory: z
       .string()
       .max(1024)
@@ -60,7 +65,7 @@ export const executeCommand = defineTool({
         hint: 'execute_command is disabled here; use the file tools, or ask the operator to install bubblewrap.',
       })
     }
-    const cwd = normalizeWorkspacePath(input.working_directory, { allowRoot: true })
+    const cwd = normalizeWorkspacePath(input.working_directory, { allowRoot: true, field: 'working_directory' })
     await checkCommand(input.command, shell.policy)
     const result = await shell.execute({
       storage: workspace.storage,
