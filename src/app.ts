@@ -13,6 +13,7 @@ import type { ObjectStore } from './storage/store'
 import { ToolError } from './tools/errors'
 import { selectTools } from './tools/index'
 import type { Logger, Tool } from './tools/tool'
+import type { HttpClient } from './web/http'
 
 export const serviceVersion = '0.1.0'
 
@@ -27,6 +28,8 @@ export interface AppDeps {
   shell?: ShellService
   /** Why there is no shell (shown by /readyz). */
   shellProblem?: string
+  /** SSRF-safe outbound HTTP for web tools and file references. */
+  http?: HttpClient
 }
 
 const requestIdPattern = /^[A-Za-z0-9._:-]{1,128}$/
@@ -73,6 +76,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
     maxBodyBytes: config.maxBodyBytes,
     log,
     shell: deps.shell,
+    http: deps.http,
   })
   registerCatalogRoute(app, tools)
   registerOpenApiRoute(app, tools, config.publicUrl, serviceVersion)

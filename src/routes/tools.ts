@@ -8,6 +8,7 @@ import type { ObjectStore } from '../storage/store'
 import { ToolError } from '../tools/errors'
 import { invokeTool } from '../tools/invoke'
 import type { Logger, Tool, ToolEvent, ToolLimits } from '../tools/tool'
+import type { HttpClient } from '../web/http'
 import type { AppEnv } from './env'
 import { Problem, problemBody } from './problem'
 
@@ -47,6 +48,7 @@ export interface ToolRouteDeps {
   maxBodyBytes: number
   log: Logger
   shell: ShellService | undefined
+  http: HttpClient | undefined
 }
 
 /** One POST /v1/tools/{name} per tool, generated from the tool's own schemas. */
@@ -95,6 +97,7 @@ export function registerToolRoutes(app: OpenAPIHono<AppEnv>, tools: readonly Too
         limits: deps.limits,
         log: deps.log,
         shell: deps.shell,
+        http: deps.http,
       }
       if (!wantsEventStream(context.req.header('accept'))) {
         const output = await invokeTool({ ...invocation, signal: context.req.raw.signal })

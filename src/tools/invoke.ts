@@ -1,6 +1,7 @@
 import { assertToolAllowed, type Principal } from '../auth'
 import type { ShellService } from '../sandbox/shell-service'
 import type { ObjectStore } from '../storage/store'
+import type { HttpClient } from '../web/http'
 import { createWorkspace } from '../workspace/workspace'
 import { ToolError } from './errors'
 import type { Logger, Tool, ToolEvent, ToolLimits } from './tool'
@@ -16,6 +17,7 @@ export interface Invocation {
   signal: AbortSignal
   log: Logger
   shell: ShellService | undefined
+  http: HttpClient | undefined
   emit?: (event: ToolEvent) => void
 }
 
@@ -34,6 +36,7 @@ export async function invokeTool(invocation: Invocation): Promise<unknown> {
     signal: invocation.signal,
     log,
     shell: invocation.shell,
+    http: invocation.http,
     emit: invocation.emit ?? (() => {}),
   })
   const checked = tool.output.safeParse(output)

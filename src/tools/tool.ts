@@ -1,5 +1,6 @@
 import type { z } from 'zod'
 import type { ShellService } from '../sandbox/shell-service'
+import type { HttpClient } from '../web/http'
 import type { Workspace } from '../workspace/workspace'
 
 export { type ErrorCode, ToolError } from './errors'
@@ -34,6 +35,8 @@ export interface ToolContext {
   log: Logger
   /** The sandboxed shell, when this deployment has one. */
   shell: ShellService | undefined
+  /** SSRF-safe outbound HTTP; undefined where the deployment has no network client. */
+  http: HttpClient | undefined
   emit: (event: ToolEvent) => void
 }
 
