@@ -33,4 +33,6 @@ export interface HttpResponse {
 export interface HttpClient {
   /** Throws ToolError: permission_denied (refused target), connection (502), timeout (504), validation (bad URL). */
   request(request: HttpRequest): Promise<HttpResponse>
+  /** The same target check without a request: for a browser that fetches on its own. */
+  check(url: string): Promise<void>
 }

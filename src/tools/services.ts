@@ -1,0 +1,49 @@
+import type { BrowserService } from '../browser/types'
+import type { FileLinks } from '../files/links'
+import type { ShellService } from '../sandbox/shell-service'
+import type { HttpClient } from '../web/http'
+import type { SearchProvider } from '../web/search'
+
+/** Facts about the machine for system_info; supplied by the runtime (Node, Lambda, Workers). */
+export interface SystemInfo {
+  os: string
+  os_version: string
+  arch: string
+  hostname: string
+  available_processors: number
+  total_memory_bytes: number
+  free_memory_bytes: number
+  total_storage_bytes: number | null
+  free_storage_bytes: number | null
+  runtime: 'node' | 'lambda' | 'workers'
+  runtime_version: string
+}
+
+export type SystemProbe = () => Promise<SystemInfo>
+
+/**
+ * What a deployment lends its tools besides the workspace. Each is optional: a runtime without a
+ * sandbox, network client or search backend leaves it undefined, and the tool answers 503.
+ */
+export interface ToolServices {
+  shell: ShellService | undefined
+  http: HttpClient | undefined
+  search: SearchProvider | undefined
+  system: SystemProbe | undefined
+  /** The variables TOOLPORT_ENV_ALLOW names, with their values at start; nothing else. */
+  environment: Readonly<Record<string, string | undefined>>
+  /** Shared headless Chromium (PDF from HTML); launched on first use. */
+  browser: BrowserService | undefined
+  /** Download links for generated files (signed tokens, or presigned S3 URLs). */
+  links: FileLinks | undefined
+}
+
+export const noServices: ToolServices = {
+  shell: undefined,
+  http: undefined,
+  search: undefined,
+  system: undefined,
+  environment: {},
+  browser: undefined,
+  links: undefined,
+}
