@@ -1,0 +1,142 @@
+import PptxGenJS from 'pptxgenjs'
+import type { DocSection } from './content'
+import {
+  addTable,
+  addText,
+  band,
+  bodyFrame,
+  inch,
+  paragraphs,
+  type Slide,
+  slideHeight,
+  slideWidth,
+} from './slide-parts'
+import type { Theme } from './theme'
+
+/** PowerPoint (.pptx) with pptxgenjs, 16:9. Measures are inches; the theme's points are divided by 72. */
+
+const linesPerSlide = 12
+const tableRowsPerSlide = 12
+// A table longer than this belongs in a spreadsheet; the rest is summarized in a note.
+const maxTableSlides = 20
+
+function newSlide(pptx: PptxGenJS, theme: Theme, title: string, documentTitle: string): Slide {
+  const slide = pptx.addSlide()
+  slide.background = { color: theme.background }
+  const h = inch(theme.headerSize * 1.5 + theme.padding.header)
+  band(slide, theme, 0, h)
+  slide.addText(title, {
+    x: inch(theme.margin.left),
+    y: 0,
+    w: slideWidth - inch(theme.margin.left + theme.margin.right),
+    h,
+    fontFace: theme.font,
+    fontSize: theme.headerSize,
+    bold: theme.boldTitle,
+    color: theme.onPrimary,
+    valign: 'middle',
+  })
+  const footerY = slideHeight - inch(theme.margin.bottom) - inch(theme.footerSize * 1.6)
+  slide.addText(documentTitle, {
+    x: inch(theme.margin.left),
+    y: footerY,
+    w: 6,
+    h: inch(theme.footerSize * 1.6),
+    fontFace: theme.font,
+    fontSize: theme.footerSize,
+    color: theme.secondary,
+  })
+  slide.slideNumber = {
+    x: slideWidth - inch(theme.margin.right) - 1,
+    y: footerY,
+    w: 1,
+    h: inch(theme.footerSize * 1.6),
+    fontFace: theme.font,
+    fontSize: theme.footerSize,
+    color: theme.secondary,
+    align: 'right',
+  }
+  return slide
+}
+
+function titleSlide(pptx: PptxGenJS, theme: Theme, title: string, subtitle: string): void {
+  const slide = pptx.addSlide()
+  slide.background = { color: theme.background }
+  const y = theme.headerStyle === 'banner' ? 0 : 1.6
+  const h = theme.headerStyle === 'banner' ? 3 : 1.8
+  band(slide, theme, y, h)
+  slide.addText(title, {
+    x: 0.5,
+    y,
+    w: slideWidth - 1,
+    h,
+    align: 'center',
+    valign: 'middle',
+    fontFace: theme.font,
+    fontSize: theme.headerSize * 1.5,
+    bold: theme.boldTitle,
+    color: theme.onPrimary,
+  })
+  slide.addText(subtitle, {
+    x: 0.5,
+    y: y + h + 0.3,
+    w: slideWidth - 1,
+    h: 0.6,
+    align: 'center',
+    fontFace: theme.font,
+    fontSize: theme.bodySize,
+    color: theme.secondary,
+    italic: theme.italicBody,
+  })
+}
+
+export async function renderPowerPoint(title: string, sections: DocSection[], theme: Theme): Promise<Uint8Array> {
+  const pptx = new PptxGenJS()
+  pptx.layout = 'LAYOUT_16x9'
+  pptx.title = title
+  pptx.author = 'toolport'
+  pptx.theme = { headFontFace: theme.font, bodyFontFace: theme.font }
+  titleSlide(pptx, theme, title, sections[0]?.subtitle ?? new Date().toISOString().slice(0, 10))
+  const frame = bodyFrame(theme)
+  for (const section of sections) {
+    const name = section.title ?? title
+    const tables = section.blocks.filter((block) => block.type === 'table')
+    const lines = paragraphs(
+      section.blocks.filter((block) => block.type !== 'table'),
+      theme,
+    )
+    for (
+      let start = 0;
+      start < Math.max(lines.length, tables.length > 0 ? 0 : 1);
+      start += linesPerSlide * theme.columns
+    ) {
+      const slide = newSlide(pptx, theme, start === 0 ? name : `${name} (cont.)`, title)
+      const chunk = lines.slice(start, start + linesPerSlide * theme.columns)
+      // Tables get slides of their own, so text always has the whole body frame.
+      addText(slide, chunk, frame, theme)
+      if (section.notes) slide.addNotes(section.notes)
+    }
+    for (const table of tables) {
+      const pages = Math.min(maxTableSlides, Math.max(1, Math.ceil(table.rows.length / tableRowsPerSlide)))
+      for (let page = 0; page < pages; page++) {
+        const slide = newSlide(
+          pptx,
+          theme,
+          page === 0 && lines.length === 0 ? name : `${name} (table${pages > 1 ? ` ${page + 1}/${pages}` : ''})`,
+          title,
+        )
+        addTable(slide, table, table.rows.slice(page * tableRowsPerSlide, (page + 1) * tableRowsPerSlide), frame, theme)
+      }
+      const cut = table.rows.length - pages * tableRowsPerSlide
+      if (cut > 0)
+        addText(
+          newSlide(pptx, theme, `${name} (more)`, title),
+          [[{ text: `${cut} more rows not shown; make an Excel document for the full table.` }]],
+          frame,
+          theme,
+        )
+    }
+  }
+  const output = await pptx.write({ outputType: 'nodebuffer' })
+  return new Uint8Array(output as ArrayBuffer)
+}
