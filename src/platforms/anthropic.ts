@@ -1,0 +1,14 @@
+import type { CatalogEntry } from '../routes/catalog'
+import type { JsonSchema } from './schema'
+
+export interface AnthropicTool {
+  name: string
+  description: string
+  input_schema: JsonSchema
+}
+
+/** Claude takes JSON Schema as is; only the dialect marker goes, it is implied. */
+export function toAnthropicTool(entry: CatalogEntry): AnthropicTool {
+  const { $schema: _, ...inputSchema } = entry.input_schema
+  return { name: entry.name, description: entry.description, input_schema: inputSchema }
+}
