@@ -1,0 +1,125 @@
+// The serverless bundles: AWS Lambda (dist/lambda) and Cloudflare Workers (dist/worker).
+import { existsSync } from 'node:fs'
+import { cp, mkdir, readFile, rm } from 'node:fs/promises'
+import { createRequire } from 'node:module'
+import { dirname, join, resolve } from 'node:path'
+import { build } from 'esbuild'
+
+const require = createRequire(import.meta.url)
+const docsAssets = ['swagger-ui.css', 'swagger-ui-bundle.js']
+// Ships a Chromium binary and finds it next to its own files: it cannot live inside a bundle.
+export const lambdaExternals = ['@sparticuz/chromium']
+
+async function copyDocsAssets(target) {
+  const source = dirname(require.resolve('swagger-ui-dist/package.json'))
+  await mkdir(target, { recursive: true })
+  for (const name of docsAssets) await cp(join(source, name), join(target, name))
+}
+
+/** Where Node would find package `name` from `from`: the nearest node_modules/<name> upwards. */
+function findPackage(name, from) {
+  for (let folder = from; ; folder = dirname(folder)) {
+    const candidate = join(folder, 'node_modules', name)
+    if (existsSync(join(candidate, 'package.json'))) return candidate
+    if (dirname(folder) === folder) return undefined
+  }
+}
+
+/** Copies a package and its production dependencies, as installed, into target/node_modules. */
+async function copyPackage(name, target, from = process.cwd(), seen = new Set()) {
+  const folder = findPackage(name, from)
+  // Missing: an optional dependency that is not installed on this platform.
+  if (!folder || seen.has(folder)) return
+  seen.add(folder)
+  await cp(folder, join(target, 'node_modules', name), { recursive: true, dereference: true })
+  const manifest = JSON.parse(await readFile(join(folder, 'package.json'), 'utf8'))
+  const { dependencies = {}, optionalDependencies = {} } = manifest
+  for (const dependency of Object.keys({ ...dependencies, ...optionalDependencies })) {
+    await copyPackage(dependency, target, folder, seen)
+  }
+}
+
+/**
+ * One ESM file with every dependency inside, AWS SDK included (the runtime's copy is a version we
+ * do not control). Modules that tools import with `await import()` stay in the file but are only
+ * evaluated when first called, so a read_file call never pays for Chromium or the Office writers.
+ */
+export async function buildLambda({ outdir = 'dist/lambda', copyExternals = true } = {}) {
+  await rm(outdir, { recursive: true, force: true })
+  const result = await build({
+    entryPoints: { index: 'src/runtimes/lambda.ts' },
+    outdir,
+    outExtension: { '.js': '.mjs' },
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    minify: true,
+    keepNames: true,
+    sourcemap: 'linked',
+    external: lambdaExternals,
+    // CommonJS dependencies call require() for Node built-ins; ESM has no require of its own.
+    banner: {
+      js: "import { createRequire as __toolportRequire } from 'node:module';const require = __toolportRequire(import.meta.url);",
+    },
+    metafile: true,
+    legalComments: 'none',
+    logLevel: 'warning',
+  })
+  await copyDocsAssets(join(outdir, 'docs-assets'))
+  // Copy only the externals the bundle really imports: none until a tool uses Chromium.
+  const imported = new Set(
+    Object.values(result.metafile.outputs).flatMap((output) =>
+      output.imports.filter((entry) => entry.external).map((entry) => entry.path),
+    ),
+  )
+  for (const name of lambdaExternals) {
+    if (copyExternals && [...imported].some((path) => path === name || path.startsWith(`${name}/`))) {
+      await copyPackage(name, resolve(outdir))
+    }
+  }
+  // The PDF fonts are found with require.resolve at run time, which esbuild cannot follow: ship them.
+  if (copyExternals) await copyPackage('dejavu-fonts-ttf', resolve(outdir))
+  return result
+}
+
+// The Worker serves its own catalog (src/runtimes/worker-service.ts); the full catalog still reaches
+// the bundle through createApp's default. Its Node-only families are replaced by empty lists so
+// their packages (exceljs, docx, pptxgenjs: node:stream, fs) never enter the Worker.
+const nodeOnlyFamilies = {
+  name: 'toolport-node-only-families',
+  setup(builder) {
+    builder.onLoad({ filter: /[\\/]src[\\/]tools[\\/]documents[\\/]index\.ts$/ }, () => ({
+      contents: 'export const documentTools = []',
+      loader: 'ts',
+    }))
+  },
+}
+
+/**
+ * The Worker: bundled for workerd (browser-style package entry points, node: built-ins left to the
+ * nodejs_compat flag); wrangler.toml points at it. Swagger UI goes to the static assets folder.
+ */
+export async function buildWorker({ outdir = 'dist/worker' } = {}) {
+  await rm(outdir, { recursive: true, force: true })
+  const result = await build({
+    entryPoints: { index: 'src/runtimes/worker.ts' },
+    outdir,
+    bundle: true,
+    platform: 'neutral',
+    conditions: ['workerd', 'worker', 'browser'],
+    mainFields: ['browser', 'module', 'main'],
+    format: 'esm',
+    target: 'es2022',
+    minify: true,
+    keepNames: true,
+    sourcemap: 'linked',
+    external: ['node:*', 'cloudflare:*'],
+    plugins: [nodeOnlyFamilies],
+    metafile: true,
+    legalComments: 'none',
+    logLevel: 'warning',
+  })
+  await copyDocsAssets(join(outdir, 'assets', 'docs', 'assets'))
+  return result
+}

@@ -1,0 +1,270 @@
+import { readFile } from 'node:fs/promises'
+import type { Writable } from 'node:stream'
+import type { InvokeCommand, InvokeCommandInput, LambdaClient, LambdaClientConfig } from '@aws-sdk/client-lambda'
+import { handle, type LambdaContext, type LambdaEvent, streamHandle } from 'hono/aws-lambda'
+import { createApp } from '../app'
+import { type Config, ConfigError, loadConfig, parseKeysFile } from '../config'
+import { createAppJobRunner } from '../jobs/app-runner'
+import type { JobDispatch, JobRunner } from '../jobs/runner'
+import type { JobRecord, JobStatus } from '../jobs/types'
+import { createJsonLogger, type LogLevel } from '../log'
+import type { DocsAssetLoader } from '../routes/docs'
+import { createS3Storage } from '../storage/s3'
+import { ToolError } from '../tools/errors'
+import { toolNames } from '../tools/index'
+import type { Logger } from '../tools/tool'
+import { isValidIdentifier } from '../workspace/paths'
+import { createDeferredApp, type DeferredApp, type FetchApp } from './deferred'
+import { createNodeServices } from './node-services'
+import { readSecretApiKeys } from './secret-keys'
+
+/**
+ * What differs on Lambda: the bucket is the only storage that outlives an execution environment,
+ * the process executor is the only sandbox (no user namespaces in Firecracker), and /tmp is the only
+ * writable folder. Explicit settings win over these defaults.
+ */
+export const lambdaDefaults: Readonly<Record<string, string>> = {
+  TOOLPORT_STORAGE: 's3',
+  TOOLPORT_SANDBOX: 'process',
+  TOOLPORT_DATA_DIR: '/tmp/toolport/data',
+  TOOLPORT_WORK_DIR: '/tmp/toolport/work',
+}
+
+export function lambdaLogger(env: Record<string, string | undefined>): Logger {
+  return createJsonLogger((env.TOOLPORT_LOG_LEVEL as LogLevel | undefined) ?? 'info', { service: 'toolport' })
+}
+
+/** Swagger UI files copied next to the bundle by scripts/build.mjs (there is no node_modules on Lambda). */
+function bundledDocsAssets(): DocsAssetLoader {
+  const types: Record<string, string> = { css: 'text/css; charset=utf-8', js: 'text/javascript; charset=utf-8' }
+  return async (name) => {
+    const body = await readFile(new URL(`./docs-assets/${name}`, import.meta.url)).catch(() => null)
+    const contentType = types[name.slice(name.lastIndexOf('.') + 1)] ?? 'application/octet-stream'
+    return body ? { body: new Uint8Array(body), contentType } : null
+  }
+}
+
+/**
+ * The event of a job's own invocation: what submit() dispatches, and what the handlers run instead of
+ * handing it to Hono. Only a principal allowed lambda:InvokeFunction on this function (the function
+ * itself, see infra/aws) can send one: API Gateway, ALB and function URLs wrap every HTTP request in
+ * an event of their own, so no request body can pose as it.
+ */
+export interface JobEvent {
+  toolportJob: { tenant: string; id: string }
+}
+
+export function jobEvent(job: Pick<JobRecord, 'tenant' | 'id'>): JobEvent {
+  return { toolportJob: { tenant: job.tenant, id: job.id } }
+}
+
+export function isJobEvent(event: unknown): event is JobEvent {
+  return typeof event === 'object' && event !== null && 'toolportJob' in event
+}
+
+const jobIdPattern = /^[A-Za-z0-9-]{8,64}$/
+
+/** What submit() sends for a job: an asynchronous (Event) invocation of this very function. */
+export function selfInvocation(functionName: string, job: Pick<JobRecord, 'tenant' | 'id'>): InvokeCommandInput {
+  return {
+    FunctionName: functionName,
+    InvocationType: 'Event',
+    Payload: new TextEncoder().encode(JSON.stringify(jobEvent(job))),
+  }
+}
+
+/**
+ * Dispatches each job to its own invocation of `functionName`, so it runs in an execution environment
+ * of its own with the function's full timeout. The Lambda client is imported on the first dispatch,
+ * so cold starts that never start a job do not load it. `client` is for tests (a local endpoint); on
+ * Lambda region and credentials come from the environment.
+ */
+export function createSelfDispatch(functionName: string, client: LambdaClientConfig = {}): JobDispatch {
+  let loading: Promise<{ lambda: LambdaClient; Invoke: typeof InvokeCommand }> | undefined
+  return async (job) => {
+    loading ??= import('@aws-sdk/client-lambda').then((sdk) => ({
+      lambda: new sdk.LambdaClient(client),
+      Invoke: sdk.InvokeCommand,
+    }))
+    const { lambda, Invoke } = await loading.catch((error: unknown) => {
+      loading = undefined
+      throw error
+    })
+    const output = await lambda.send(new Invoke(selfInvocation(functionName, job)))
+    // An Event invocation is accepted with 202; anything else means it was not queued.
+    if (output.StatusCode !== 202) throw new Error(`Invoke of ${functionName} answered ${output.StatusCode}`)
+  }
+}
+
+function environmentDispatch(settings: Record<string, string | undefined>): JobDispatch {
+  const functionName = settings.AWS_LAMBDA_FUNCTION_NAME
+  if (functionName) return createSelfDispatch(functionName)
+  return async () => {
+    throw new Error('AWS_LAMBDA_FUNCTION_NAME is not set: jobs can only be dispatched inside AWS Lambda')
+  }
+}
+
+export interface LambdaServiceOptions {
+  /** How a submitted job reaches its own invocation; default: an Event invoke of AWS_LAMBDA_FUNCTION_NAME. */
+  dispatch?: JobDispatch
+}
+
+/** The started service: the app, and the job runner the job invocations use. */
+export interface LambdaService extends FetchApp {
+  jobs: JobRunner
+}
+
+export async function startLambdaService(
+  env: Record<string, string | undefined>,
+  log: Logger,
+  options: LambdaServiceOptions = {},
+): Promise<LambdaService> {
+  const settings = { ...lambdaDefaults, ...env }
+  const fileKeys = [
+    ...(settings.TOOLPORT_KEYS_FILE
+      ? parseKeysFile(
+          await readFile(settings.TOOLPORT_KEYS_FILE, 'utf8'),
+          `TOOLPORT_KEYS_FILE ${settings.TOOLPORT_KEYS_FILE}`,
+        )
+      : []),
+    ...(settings.TOOLPORT_API_KEYS_SECRET ? await readSecretApiKeys(settings.TOOLPORT_API_KEYS_SECRET, settings) : []),
+  ]
+  const config = loadConfig(settings, { toolNames, fileKeys })
+  // A function URL is public: without keys anyone on the internet could run tools.
+  if (config.apiKeys.length === 0) {
+    throw new ConfigError(
+      'On Lambda API keys are required: set TOOLPORT_API_KEYS_SECRET, TOOLPORT_API_KEYS or TOOLPORT_KEYS_FILE',
+    )
+  }
+  if (config.storage !== 's3' || !config.s3) {
+    throw new ConfigError(
+      'On Lambda TOOLPORT_STORAGE must be s3 (with TOOLPORT_S3_BUCKET): /tmp does not outlive the execution environment',
+    )
+  }
+  // No sync->job conversion on Lambda: a converted call goes on in this environment after its 202, but
+  // Lambda freezes the environment once the response is out, so that job would stall (and die with the
+  // environment). Synchronous calls run up to the function timeout instead; long calls use ?async=true,
+  // whose jobs run in invocations of their own.
+  if (config.jobs.syncTimeoutSeconds > 0 && env.TOOLPORT_SYNC_TIMEOUT_SECONDS !== undefined) {
+    log.warn('TOOLPORT_SYNC_TIMEOUT_SECONDS is ignored on Lambda: use ?async=true for long calls')
+  }
+  const lambdaConfig: Config = { ...config, jobs: { ...config.jobs, syncTimeoutSeconds: 0 } }
+  const storage = createS3Storage(config.s3)
+  const { services, shellProblem } = await createNodeServices(lambdaConfig, settings, log, {
+    shell: (config.tools ?? toolNames).includes('execute_command'),
+  })
+  const dispatch = options.dispatch ?? environmentDispatch(settings)
+  let jobs: JobRunner | undefined
+  const app = createApp({
+    config: lambdaConfig,
+    storage,
+    log,
+    services,
+    docsAssets: bundledDocsAssets(),
+    ...(shellProblem ? { shellProblem } : {}),
+    jobRunner: (deps) => {
+      jobs = createAppJobRunner({ ...deps, dispatch })
+      return jobs
+    },
+  })
+  if (!jobs) throw new Error('the app did not build its job runner')
+  return { fetch: (request, fetchEnv) => app.fetch(request, fetchEnv), jobs }
+}
+
+/** What a job invocation returns (visible only to a synchronous Invoke, which toolport never makes). */
+export interface JobInvocationResult {
+  job_id: string
+  /** null: no such job (expired or malformed event). */
+  status: JobStatus | null
+}
+
+/** Time kept back from the function's timeout to store a job's failure and send its webhook. */
+export function jobDeadlineMarginMs(remainingMs: number): number {
+  return Math.min(20_000, remainingMs / 4)
+}
+
+export interface LambdaApp extends DeferredApp<LambdaService> {
+  /**
+   * Runs the job of a job event to completion in this invocation (the job runner's runStored). The job
+   * is stopped, and fails with a timeout, shortly before the invocation would be killed. Rejects
+   * only if the job could not be started (Lambda then retries the event).
+   */
+  runJob(event: JobEvent, context?: Pick<LambdaContext, 'getRemainingTimeInMillis'>): Promise<JobInvocationResult>
+}
+
+/**
+ * The app as the Lambda handlers see it: started at once (during the init phase, which runs with
+ * full CPU before the first request is billed) and answering 503 problem+json if the start failed.
+ */
+export function createLambdaApp(
+  env: Record<string, string | undefined>,
+  options: LambdaServiceOptions = {},
+): LambdaApp {
+  const log = lambdaLogger(env)
+  const deferred = createDeferredApp(() => startLambdaService(env, log, options), log)
+  async function runJob(
+    event: JobEvent,
+    context?: Pick<LambdaContext, 'getRemainingTimeInMillis'>,
+  ): Promise<JobInvocationResult> {
+    const { tenant, id } = (event.toolportJob ?? {}) as Partial<JobEvent['toolportJob']>
+    if (typeof tenant !== 'string' || !isValidIdentifier(tenant) || typeof id !== 'string' || !jobIdPattern.test(id)) {
+      // Not retried: a malformed event stays malformed.
+      log.error('malformed job event', {})
+      return { job_id: typeof id === 'string' ? id.slice(0, 64) : '', status: null }
+    }
+    const service = await deferred.started()
+    const remaining = context?.getRemainingTimeInMillis?.()
+    const deadline = new AbortController()
+    const timer =
+      remaining === undefined
+        ? undefined
+        : setTimeout(
+            () =>
+              deadline.abort(
+                new ToolError('timeout', 'The job did not finish within the Lambda function timeout.', {
+                  hint: 'Split the work into shorter calls, or run toolport on a server (Node, Docker), where jobs have no such limit.',
+                }),
+              ),
+            Math.max(0, remaining - jobDeadlineMarginMs(remaining)),
+          )
+    try {
+      const job = await service.jobs.runStored(tenant, id, { signal: deadline.signal })
+      log.info('job invocation', { job: id, tenant, status: job?.status ?? 'missing' })
+      return { job_id: id, status: job?.status ?? null }
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+  return { ...deferred, runJob }
+}
+
+/**
+ * The buffered handler: job events run their job; everything else (API Gateway REST v1 and HTTP API
+ * v2, ALB, a function URL in BUFFERED mode) goes to Hono.
+ */
+export function createLambdaHandler(lambda: LambdaApp) {
+  const http = handle(lambda.app)
+  return async (event: LambdaEvent | JobEvent, context?: LambdaContext) =>
+    isJobEvent(event) ? lambda.runJob(event, context) : http(event, context)
+}
+
+export type StreamingHandler = (event: unknown, responseStream: Writable, context: LambdaContext) => Promise<void>
+
+/**
+ * The RESPONSE_STREAM handler (the stack's default): a function configured with it receives its job
+ * events here too, so they are taken out before Hono's stream handler. `streamify` is the runtime's
+ * awslambda.streamifyResponse, which marks the function it returns (Hono's is marked the same way and
+ * is called like any function).
+ */
+export function createStreamingHandler<T>(lambda: LambdaApp, streamify: (handler: StreamingHandler) => T): T {
+  const http = streamHandle(lambda.app) as unknown as StreamingHandler
+  return streamify(async (event, responseStream, context) => {
+    if (!isJobEvent(event)) return http(event, responseStream, context)
+    try {
+      responseStream.end(JSON.stringify(await lambda.runJob(event, context)))
+    } catch (error) {
+      responseStream.end()
+      throw error
+    }
+  })
+}
