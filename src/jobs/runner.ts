@@ -1,0 +1,354 @@
+import { isToolError, statusOf, ToolError, titleOf } from '../tools/errors'
+import type { Logger } from '../tools/tool'
+import type { JobStore } from './job-store'
+import { isFinished, type JobRecord } from './types'
+
+export interface JobRunnerOptions {
+  store: JobStore
+  concurrency: number
+  queueLimit: number
+  ttlSeconds: number
+  /** Runs the job's tool; the signal aborts on cancel. */
+  execute(job: JobRecord, signal: AbortSignal): Promise<unknown>
+  /** Turns a failure into the problem document stored with the job. */
+  describeError(error: unknown): Record<string, unknown>
+  /** Called once a job has finished (webhooks). runStored() awaits what it returns; the local queue does not. */
+  onFinished(job: JobRecord): Promise<unknown> | undefined
+  log: Logger
+  heartbeatMs?: number
+  /**
+   * Where submitted jobs run. Unset: this process's bounded queue (Node). Set: submit() saves the job
+   * as queued and hands it to dispatch, which must bring it to a runStored() call somewhere (on Lambda:
+   * an asynchronous invocation of the function itself, so the job gets its own execution environment
+   * and the function's full timeout). The local queue, its limit and recover() are then unused.
+   */
+  dispatch?: JobDispatch
+}
+
+/** Hands a saved, queued job to whatever will call runStored() for it. Rejects if it could not. */
+export type JobDispatch = (job: JobRecord) => Promise<void>
+
+export type JobSpec = Pick<
+  JobRecord,
+  'tenant' | 'principal' | 'tool' | 'workspace' | 'input' | 'origin' | 'callback_url'
+>
+
+export interface JobRunner {
+  submit(spec: JobSpec): Promise<JobRecord>
+  /**
+   * Turns a call already running in this process into a job (a synchronous call that took too long).
+   * The call goes on after its HTTP response, so runtimes that freeze once a response is sent (Lambda)
+   * must not use it: they run with syncTimeoutMs 0.
+   */
+  adopt(spec: JobSpec, running: Promise<unknown>, controller: AbortController): Promise<JobRecord>
+  /**
+   * Runs a dispatched job here, to completion: loads it, and if it is still queued (or was left
+   * running by an environment that died), marks it running, executes it with heartbeats and cancel
+   * checks, stores the outcome and awaits onFinished. Any other job (finished, cancelled, running
+   * elsewhere) is left alone, so a duplicate delivery runs nothing. `signal` is a deadline: when it
+   * aborts, the job is killed and fails with the signal's reason. Resolves to the job as stored, or
+   * undefined when there is none; rejects only if the job could not be marked running (retry later).
+   */
+  runStored(tenant: string, id: string, options?: { signal?: AbortSignal }): Promise<JobRecord | undefined>
+  get(tenant: string, id: string): Promise<JobRecord | undefined>
+  cancel(tenant: string, id: string): Promise<JobRecord | undefined>
+  /**
+   * Requeues jobs a crashed process left queued or running, and drops expired ones. Does nothing with
+   * a dispatch: there a queued job belongs to its own pending invocation, and running it here too
+   * would run it twice.
+   */
+  recover(): Promise<number>
+  stop(): void
+}
+
+const staleAfterMs = 30_000
+
+/**
+ * The in-process job runner of a Node instance: a bounded queue in front of `concurrency` workers.
+ * State that matters lives in the JobStore; the queue is only this instance's to-do list, rebuilt from
+ * storage by recover() after a restart.
+ */
+export function createJobRunner(options: JobRunnerOptions): JobRunner {
+  const queue: JobRecord[] = []
+  const running = new Map<string, { controller: AbortController; tenant: string }>()
+  let active = 0
+  const now = () => new Date().toISOString()
+
+  /** Stores the outcome; resolves to the job as stored (the cancelled one if a cancel came first). */
+  async function finish(job: JobRecord, outcome: { result?: unknown; error?: unknown }): Promise<JobRecord> {
+    // A cancel may have landed meanwhile (here or on another instance): it wins.
+    const current = await options.store.load(job.tenant, job.id)
+    if (current?.status === 'cancelled') return current
+    const finished: JobRecord = {
+      ...job,
+      finished_at: now(),
+      heartbeat_at: null,
+      ...('error' in outcome
+        ? { status: 'failed' as const, error: options.describeError(outcome.error), result: null }
+        : { status: 'succeeded' as const, result: outcome.result, error: null }),
+    }
+    await options.store.save(finished)
+    return finished
+  }
+
+  /** Runs onFinished; never rejects. */
+  async function notify(job: JobRecord): Promise<void> {
+    try {
+      await options.onFinished(job)
+    } catch (error) {
+      options.log.warn('job notification failed', { job: job.id, cause: String(error) })
+    }
+  }
+
+  /** Waits for the work and stores its outcome; undefined when even the failure could not be stored. */
+  async function track(job: JobRecord, work: Promise<unknown>): Promise<JobRecord | undefined> {
+    let outcome: { result: unknown } | { error: unknown }
+    try {
+      outcome = { result: await work }
+    } catch (error) {
+      outcome = { error }
+    }
+    // A heartbeat already under way saves the job as running: it must land before the outcome, not after.
+    unwatch(job.id)
+    await beating
+    const lost = (saveError: unknown) => {
+      options.log.error('job result lost', { job: job.id, cause: String(saveError) })
+      return undefined
+    }
+    try {
+      return await finish(job, outcome)
+    } catch (error) {
+      // The result could not be stored (too large, storage down): store the failure instead.
+      return 'error' in outcome ? lost(error) : await finish(job, { error }).catch(lost)
+    }
+  }
+
+  /** The in-process paths: cancel() already notified for a cancelled job, and nobody waits for webhooks. */
+  function trackInProcess(job: JobRecord, work: Promise<unknown>): Promise<void> {
+    return track(job, work).then((finished) => {
+      if (finished && finished.status !== 'cancelled') void notify(finished)
+    })
+  }
+
+  function pump() {
+    while (active < options.concurrency && queue.length > 0) {
+      const job = queue.shift() as JobRecord
+      active++
+      const controller = new AbortController()
+      watch(job.id, { controller, tenant: job.tenant })
+      const started: JobRecord = { ...job, status: 'running', started_at: now(), heartbeat_at: now() }
+      void options.store
+        .save(started)
+        .then(
+          () => trackInProcess(started, options.execute(started, controller.signal)),
+          (error: unknown) => {
+            // Still queued in storage: the next recover() (a restart) picks it up.
+            unwatch(job.id)
+            options.log.error('job could not start', { job: job.id, cause: String(error) })
+          },
+        )
+        .finally(() => {
+          active--
+          pump()
+        })
+    }
+  }
+
+  // Heartbeats mark jobs alive for other instances, and pick up cancels made elsewhere. The timer
+  // runs only while this instance has jobs running, so an idle service holds no timers.
+  let heartbeat: ReturnType<typeof setInterval> | undefined
+  let beating: Promise<void> | undefined
+  async function beat() {
+    for (const [id, { controller, tenant }] of running) {
+      const job = await options.store.load(tenant, id).catch(() => undefined)
+      // Finished meanwhile (track() waits for this beat before it stores the outcome).
+      if (!job || !running.has(id)) continue
+      if (job.status === 'cancelled') controller.abort(new ToolError('conflict', 'The job was cancelled.'))
+      else if (job.status === 'running') await options.store.save({ ...job, heartbeat_at: now() }).catch(() => {})
+    }
+  }
+  function watch(id: string, entry: { controller: AbortController; tenant: string }) {
+    running.set(id, entry)
+    heartbeat ??= setInterval(() => {
+      beating ??= beat()
+        .catch(() => {})
+        .finally(() => {
+          beating = undefined
+        })
+    }, options.heartbeatMs ?? 10_000)
+  }
+  function unwatch(id: string) {
+    running.delete(id)
+    if (running.size === 0 && heartbeat) {
+      clearInterval(heartbeat)
+      heartbeat = undefined
+    }
+  }
+
+  function record(spec: JobSpec, status: 'queued' | 'running'): JobRecord {
+    const created = new Date()
+    return {
+      ...spec,
+      id: crypto.randomUUID(),
+      status,
+      created_at: created.toISOString(),
+      started_at: status === 'running' ? created.toISOString() : null,
+      finished_at: null,
+      heartbeat_at: status === 'running' ? created.toISOString() : null,
+      expires_at: new Date(created.getTime() + options.ttlSeconds * 1000).toISOString(),
+      progress: null,
+      result: null,
+      error: null,
+    }
+  }
+
+  function isStale(job: JobRecord): boolean {
+    return job.status === 'running' && Date.now() - Date.parse(job.heartbeat_at ?? job.created_at) > staleAfterMs
+  }
+
+  /** Rejects with the signal's reason once it aborts (after killing the work through `controller`). */
+  function deadline(signal: AbortSignal, controller: AbortController): { reached: Promise<never>; clear(): void } {
+    let onAbort = () => {}
+    const reached = new Promise<never>((_resolve, reject) => {
+      onAbort = () => {
+        controller.abort(signal.reason)
+        reject(signal.reason)
+      }
+      if (signal.aborted) onAbort()
+      else signal.addEventListener('abort', onAbort, { once: true })
+    })
+    reached.catch(() => {})
+    return { reached, clear: () => signal.removeEventListener('abort', onAbort) }
+  }
+
+  return {
+    async submit(spec) {
+      if (options.dispatch) {
+        const job = record(spec, 'queued')
+        await options.store.save(job)
+        try {
+          await options.dispatch(job)
+        } catch (error) {
+          // Nobody will run it, and the caller never learns its id: drop it and answer 503.
+          options.log.error('job dispatch failed', { job: job.id, tenant: job.tenant, cause: String(error) })
+          await options.store.remove(job.tenant, job.id).catch(() => {})
+          throw new ToolError('unavailable', 'The job could not be started.', {
+            hint: 'Submit it again in a few seconds.',
+            headers: { 'Retry-After': '10' },
+          })
+        }
+        return job
+      }
+      if (queue.length >= options.queueLimit) {
+        throw new ToolError('rate_limited', `${options.queueLimit} jobs are already waiting.`, {
+          hint: 'Wait for some jobs to finish (Retry-After) and submit again.',
+          headers: { 'Retry-After': '10' },
+        })
+      }
+      const job = record(spec, 'queued')
+      await options.store.save(job)
+      queue.push(job)
+      pump()
+      return job
+    },
+    async adopt(spec, work, controller) {
+      const job = record(spec, 'running')
+      watch(job.id, { controller, tenant: job.tenant })
+      await options.store.save(job)
+      void trackInProcess(job, work)
+      return job
+    },
+    async runStored(tenant, id, runOptions = {}) {
+      const job = await options.store.load(tenant, id)
+      if (!job) return undefined
+      if (Date.parse(job.expires_at) < Date.now()) {
+        await options.store.remove(tenant, id)
+        return undefined
+      }
+      if (job.status === 'cancelled' && job.started_at === null) {
+        // Cancelled before its turn came. With a dispatch, cancel() leaves the webhook to the job's own
+        // invocation (the environment that answered DELETE may freeze before delivering it): this one.
+        if (options.dispatch) await notify(job)
+        return job
+      }
+      if ((job.status !== 'queued' && !isStale(job)) || running.has(job.id)) return job
+      const controller = new AbortController()
+      watch(job.id, { controller, tenant })
+      const started: JobRecord = { ...job, status: 'running', started_at: now(), heartbeat_at: now() }
+      try {
+        await options.store.save(started)
+      } catch (error) {
+        unwatch(job.id)
+        throw error
+      }
+      const limit = runOptions.signal ? deadline(runOptions.signal, controller) : undefined
+      const work = options.execute(started, controller.signal)
+      const finished = await track(started, limit ? Promise.race([work, limit.reached]) : work)
+      limit?.clear()
+      // A cancel that came from elsewhere was not notified there (see above); it is this invocation's.
+      if (finished && (finished.status !== 'cancelled' || options.dispatch)) await notify(finished)
+      return finished ?? started
+    },
+    async get(tenant, id) {
+      const job = await options.store.load(tenant, id)
+      if (!job) return undefined
+      if (Date.parse(job.expires_at) < Date.now()) {
+        await options.store.remove(tenant, id)
+        return undefined
+      }
+      return job
+    },
+    async cancel(tenant, id) {
+      const job = await this.get(tenant, id)
+      if (!job || isFinished(job.status)) return job
+      const cancelled: JobRecord = { ...job, status: 'cancelled', finished_at: now(), heartbeat_at: null }
+      await options.store.save(cancelled)
+      const index = queue.findIndex((queued) => queued.id === id)
+      if (index !== -1) queue.splice(index, 1)
+      running.get(id)?.controller.abort(new ToolError('conflict', 'The job was cancelled.'))
+      // With a dispatch the job's own invocation sends the webhook (runStored): the environment that
+      // answers this DELETE may be frozen right after, before a delivery could finish.
+      if (!options.dispatch) void notify(cancelled)
+      return cancelled
+    },
+    async recover() {
+      if (options.dispatch) return 0
+      let requeued = 0
+      for (const job of await options.store.all()) {
+        if (Date.parse(job.expires_at) < Date.now()) {
+          await options.store.remove(job.tenant, job.id)
+          continue
+        }
+        if (
+          (job.status === 'queued' || isStale(job)) &&
+          !running.has(job.id) &&
+          !queue.some((queued) => queued.id === job.id)
+        ) {
+          queue.push({ ...job, status: 'queued' })
+          requeued++
+        }
+      }
+      pump()
+      return requeued
+    },
+    stop() {
+      if (heartbeat) clearInterval(heartbeat)
+      for (const { controller } of running.values())
+        controller.abort(new ToolError('unavailable', 'The service stopped.'))
+    },
+  }
+}
+
+/** The problem document stored with a failed job: the same members an HTTP error carries. */
+export function errorToProblem(error: unknown): Record<string, unknown> {
+  const known = isToolError(error) ? error : new ToolError('internal', 'An unexpected error occurred.')
+  return {
+    type: `urn:toolport:problem:${known.code}`,
+    title: titleOf(known.code),
+    status: statusOf(known.code),
+    detail: known.message,
+    code: known.code,
+    hint: known.hint,
+    ...known.details,
+  }
+}
