@@ -1,0 +1,10 @@
+/**
+ * What the HTTP layer reports for /metrics. The Node runtime implements it with prom-client; a runtime
+ * without it (Workers) passes none and /metrics answers 404.
+ */
+export interface Metrics {
+  recordCall(tool: string, outcome: string, seconds: number): void
+  recordStorageError(): void
+  /** The Prometheus text exposition. */
+  render(): Promise<{ contentType: string; body: string }>
+}

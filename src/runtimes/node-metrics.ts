@@ -1,0 +1,68 @@
+import { Counter, Gauge, Histogram, Registry } from 'prom-client'
+import type { Metrics } from '../observability/metrics'
+import type { ToolServices } from '../tools/services'
+
+/** prom-client metrics of one service instance; a fresh Registry, never the global default one. */
+export function createNodeMetrics(services: () => Partial<ToolServices>): Metrics {
+  const registry = new Registry()
+  const calls = new Counter({
+    name: 'toolport_tool_calls_total',
+    help: 'Tool calls by tool and outcome (ok, or the error code).',
+    labelNames: ['tool', 'outcome'],
+    registers: [registry],
+  })
+  const duration = new Histogram({
+    name: 'toolport_tool_call_duration_seconds',
+    help: 'Tool call latency by tool and outcome.',
+    labelNames: ['tool', 'outcome'],
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    registers: [registry],
+  })
+  const storageErrors = new Counter({
+    name: 'toolport_storage_errors_total',
+    help: 'Calls that failed because storage was unavailable.',
+    registers: [registry],
+  })
+  new Gauge({
+    name: 'toolport_sandbox_runs',
+    help: 'Sandboxed commands running (state=active) and waiting for a slot (state=queued).',
+    labelNames: ['state'],
+    registers: [registry],
+    collect() {
+      const limiter = services().shell?.limiter
+      this.set({ state: 'active' }, limiter?.active ?? 0)
+      this.set({ state: 'queued' }, limiter?.queued ?? 0)
+    },
+  })
+  new Gauge({
+    name: 'toolport_browser_pages',
+    help: 'Browser pages rendering (state=active) and waiting (state=queued).',
+    labelNames: ['state'],
+    registers: [registry],
+    collect() {
+      const status = services().browser?.status()
+      this.set({ state: 'active' }, status?.active ?? 0)
+      this.set({ state: 'queued' }, status?.queued ?? 0)
+    },
+  })
+  new Gauge({
+    name: 'toolport_process_resident_memory_bytes',
+    help: 'Resident set size of the service process.',
+    registers: [registry],
+    collect() {
+      this.set(process.memoryUsage.rss())
+    },
+  })
+  return {
+    recordCall(tool, outcome, seconds) {
+      calls.inc({ tool, outcome })
+      duration.observe({ tool, outcome }, seconds)
+    },
+    recordStorageError() {
+      storageErrors.inc()
+    },
+    async render() {
+      return { contentType: registry.contentType, body: await registry.metrics() }
+    },
+  }
+}
