@@ -1,8 +1,10 @@
-// Bundles the Node entry point into dist/node.js; packages stay external and load from node_modules.
+// Bundles the Node entry point into dist/node.js and the `toolport` command into dist/cli.js;
+// packages stay external and load from node_modules.
 import { build } from 'esbuild'
+import { buildLambda, buildWorker } from './build-targets.mjs'
 
 await build({
-  entryPoints: { node: 'src/runtimes/node.ts' },
+  entryPoints: { node: 'src/runtimes/node.ts', cli: 'src/cli/main.ts' },
   outdir: 'dist',
   bundle: true,
   platform: 'node',
@@ -12,3 +14,8 @@ await build({
   sourcemap: true,
   logLevel: 'warning',
 })
+
+// The serverless bundles (dist/lambda, dist/worker): `node scripts/build.mjs node` skips them.
+const targets = process.argv.slice(2)
+if (targets.length === 0 || targets.includes('lambda')) await buildLambda()
+if (targets.length === 0 || targets.includes('worker')) await buildWorker()

@@ -1,19 +1,29 @@
 import { OpenAPIHono } from '@hono/zod-openapi'
 import { createAuthenticator } from './auth'
 import type { Config } from './config'
+import { createFileLinks } from './files/links'
+import { createLinkSigner, randomSecret } from './files/signing'
+import { type AppJobRunnerDeps, createAppJobRunner } from './jobs/app-runner'
+import type { JobRunner } from './jobs/runner'
+import type { Metrics } from './observability/metrics'
 import { registerCatalogRoute } from './routes/catalog'
+import { registerContextRoute } from './routes/context'
 import { type DocsAssetLoader, registerDocsRoutes } from './routes/docs'
 import type { AppEnv } from './routes/env'
+import { registerFileRoutes } from './routes/files'
 import { registerHealthRoutes } from './routes/health'
+import { registerJobRoutes } from './routes/jobs'
+import { registerMcpRoute } from './routes/mcp'
 import { registerOpenApiRoute } from './routes/openapi'
+import { type Lifecycle, registerEdgeMiddleware, registerMetricsRoute } from './routes/operations'
 import { handleError, problemResponse, validationError } from './routes/problem'
+import { rateLimitMiddleware } from './routes/rate-limit'
 import { registerToolRoutes } from './routes/tools'
-import type { ShellService } from './sandbox/shell-service'
 import type { ObjectStore } from './storage/store'
 import { ToolError } from './tools/errors'
 import { selectTools } from './tools/index'
+import { noServices, type ToolServices } from './tools/services'
 import type { Logger, Tool } from './tools/tool'
-import type { HttpClient } from './web/http'
 
 export const serviceVersion = '0.1.0'
 
@@ -24,12 +34,16 @@ export interface AppDeps {
   /** Defaults to the tools config.tools enables. */
   tools?: readonly Tool[]
   docsAssets?: DocsAssetLoader
-  /** The sandboxed shell for execute_command; without it the tool answers 503. */
-  shell?: ShellService
+  /** Runtime services for the tools (sandbox, outbound HTTP, search, …); missing ones answer 503. */
+  services?: Partial<ToolServices>
   /** Why there is no shell (shown by /readyz). */
   shellProblem?: string
-  /** SSRF-safe outbound HTTP for web tools and file references. */
-  http?: HttpClient
+  /** Prometheus metrics; /metrics exists only with them. */
+  metrics?: Metrics
+  /** Shutdown state: while draining, new calls get 503. */
+  lifecycle?: Lifecycle
+  /** Builds the job runner (default createAppJobRunner: this process's queue); Lambda dispatches instead. */
+  jobRunner?: (deps: AppJobRunnerDeps) => JobRunner
 }
 
 const requestIdPattern = /^[A-Za-z0-9._:-]{1,128}$/
@@ -39,10 +53,30 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   const { config, storage, log } = deps
   const tools = deps.tools ?? selectTools(config.tools)
   const authenticator = createAuthenticator(config.apiKeys)
+  if (!config.links.signingSecret) {
+    log.warn(
+      'TOOLPORT_SIGNING_SECRET is not set: download links use a random per-process secret and stop working on restart',
+    )
+  }
+  const signingSecret = config.links.signingSecret ?? randomSecret()
+  const signer = createLinkSigner(signingSecret)
+  const links = createFileLinks({
+    signer,
+    ttlSeconds: config.links.ttlSeconds,
+    publicUrl: config.links.publicUrl,
+    fallbackUrl: config.publicUrl,
+  })
+  const services: ToolServices = { ...noServices, ...deps.services, links: deps.services?.links ?? links }
   const app = new OpenAPIHono<AppEnv>({
     defaultHook: (result) => {
       if (!result.success) throw validationError(result.error, result.target === 'query' ? 'query parameter' : 'input')
     },
+  })
+
+  registerEdgeMiddleware(app, {
+    lifecycle: deps.lifecycle,
+    corsOrigins: config.operations.corsOrigins,
+    metrics: deps.metrics,
   })
 
   app.use('*', async (context, next) => {
@@ -65,27 +99,60 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   })
 
   app.use('/v1/*', async (context, next) => {
+    // Download links carry their own credential (the signed token), so a chat client can open them.
+    if (context.req.path.startsWith('/v1/files/')) return next()
     context.set('principal', await authenticator.authenticate(context.req.header('authorization')))
     context.header('Cache-Control', 'no-store')
     await next()
   })
 
+  // MCP clients authenticate exactly like REST callers: the same keys, tenants and tool scopes.
+  app.use('/mcp', async (context, next) => {
+    context.set('principal', await authenticator.authenticate(context.req.header('authorization')))
+    context.header('Cache-Control', 'no-store')
+    await next()
+  })
+
+  if (config.operations.rateLimit) {
+    const limited = rateLimitMiddleware(config.operations.rateLimit)
+    app.use('/v1/tools/*', limited)
+    app.use('/mcp', limited)
+  }
+  if (deps.metrics && config.operations.metrics) registerMetricsRoute(app, deps.metrics, authenticator)
+
+  const jobs = (deps.jobRunner ?? createAppJobRunner)({ config, storage, log, tools, services, secret: signingSecret })
+  registerJobRoutes(app, jobs, config.links.publicUrl)
+
+  registerFileRoutes(app, storage, signer)
   registerToolRoutes(app, tools, {
     storage,
     limits: { maxFileBytes: config.maxFileBytes, maxResponseChars: config.maxResponseChars },
     maxBodyBytes: config.maxBodyBytes,
     log,
-    shell: deps.shell,
-    http: deps.http,
+    services,
+    jobs,
+    syncTimeoutMs: config.jobs.syncTimeoutSeconds * 1000,
   })
   registerCatalogRoute(app, tools)
+  const limits = { maxFileBytes: config.maxFileBytes, maxResponseChars: config.maxResponseChars }
+  registerMcpRoute(app, tools, {
+    storage,
+    limits,
+    maxBodyBytes: config.maxBodyBytes,
+    log,
+    services,
+    version: serviceVersion,
+    publicUrl: config.publicUrl,
+  })
+  registerContextRoute(app, tools, { storage, limits })
   registerOpenApiRoute(app, tools, config.publicUrl, serviceVersion)
   registerDocsRoutes(app, deps.docsAssets)
   registerHealthRoutes(app, storage, {
-    shell: deps.shell,
+    shell: services.shell,
     shellProblem: deps.shellProblem,
     shellEnabled: tools.some((tool) => tool.name === 'execute_command'),
     shellRequired: config.sandbox === 'bwrap' || config.sandbox === 'process',
+    browser: services.browser,
   })
 
   const toolNames = new Set(tools.map((tool) => tool.name))

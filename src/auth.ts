@@ -3,6 +3,8 @@ import { ToolError } from './tools/errors'
 
 /** Who is calling: a tenant, and the tools its key may use (undefined: every enabled tool). */
 export interface Principal {
+  /** Stable and non-secret: 'anonymous', or 'key-N' for the N-th configured key (rate limits, metrics). */
+  id: string
   tenant: string
   tools: ReadonlySet<string> | undefined
 }
@@ -37,11 +39,15 @@ const unauthenticated = (message: string) =>
  * every call, so neither the key's length nor its position in the list shows in the timing.
  */
 export function createAuthenticator(keys: readonly ApiKey[]): Authenticator {
-  const anonymous: Principal = { tenant: 'default', tools: undefined }
+  const anonymous: Principal = { id: 'anonymous', tenant: 'default', tools: undefined }
   const hashed = Promise.all(
-    keys.map(async (apiKey) => ({
+    keys.map(async (apiKey, index) => ({
       digest: await digest(apiKey.key),
-      principal: { tenant: apiKey.tenant, tools: apiKey.tools ? new Set(apiKey.tools) : undefined },
+      principal: {
+        id: `key-${index + 1}`,
+        tenant: apiKey.tenant,
+        tools: apiKey.tools ? new Set(apiKey.tools) : undefined,
+      },
     })),
   )
   return {

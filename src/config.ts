@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { parseRateLimit, type RateLimit } from './routes/rate-limit'
 import { isValidIdentifier } from './workspace/paths'
 
 /**
@@ -28,7 +29,65 @@ export interface Config {
   maxResponseChars: number
   sandbox: 'auto' | 'bwrap' | 'process' | 'none'
   shell: ShellConfig
+  web: WebConfig
+  operations: OperationsConfig
+  jobs: JobsConfig
+  links: LinkConfig
+  browser: BrowserConfig
 }
+
+export interface LinkConfig {
+  /** HMAC key for GET /v1/files tokens; undefined means a random one per process (links die on restart). */
+  signingSecret: string | undefined
+  ttlSeconds: number
+  /** TOOLPORT_PUBLIC_URL when it was set; otherwise links point at the request's origin. */
+  publicUrl: string | undefined
+}
+
+export interface BrowserConfig {
+  /** off: no Chromium (html PDFs answer 503, markdown falls back to pdf-lib). */
+  enabled: boolean
+  /** A system Chromium instead of the one @sparticuz/chromium extracts. */
+  chromiumPath: string | undefined
+  /** Pages rendering at once; more calls wait in a queue. */
+  pages: number
+}
+
+export interface JobsConfig {
+  /** A synchronous call running longer turns into a job (0: never). */
+  syncTimeoutSeconds: number
+  ttlSeconds: number
+  concurrency: number
+  queue: number
+  callbackAttempts: number
+  callbackBackoffMs: number
+}
+
+export interface OperationsConfig {
+  /** Calls per key per window (TOOLPORT_RATE_LIMIT); undefined: unlimited. */
+  rateLimit: RateLimit | undefined
+  /** Origins browsers may call from (TOOLPORT_CORS_ORIGINS); empty: no CORS headers at all. */
+  corsOrigins: string[]
+  /** How long SIGTERM waits for calls in flight. */
+  shutdownGraceSeconds: number
+  metrics: boolean
+}
+
+export interface WebConfig {
+  /** Hosts (host or host:port) outbound fetches may reach although they are not public. */
+  allowHosts: string[]
+  /** Variables get_env may read, with their values taken at start. */
+  env: Record<string, string | undefined>
+  search:
+    | { provider: 'searxng'; url: string }
+    | { provider: 'brave'; apiKey: string }
+    | { provider: 'duckduckgo' }
+    | undefined
+}
+
+// The service's own secrets: get_env never reads them, whatever TOOLPORT_ENV_ALLOW says.
+const secretVariable =
+  /^(TOOLPORT_|AWS_(SECRET|SESSION|ACCESS)|.*(SECRET|TOKEN|PASSWORD|API_KEY|PRIVATE_KEY|CREDENTIAL))/i
 
 export interface ShellConfig {
   /** Folder for workspace copies and generated sandbox files (never inside the storage folder). */
@@ -90,7 +149,78 @@ const environmentSchema = z.object({
   TOOLPORT_SHELL_WORKSPACE_ENTRIES: positiveInteger.default(100_000),
   TOOLPORT_SANDBOX_UID: z.coerce.number().int().min(1).max(4_294_967_294).default(65534),
   TOOLPORT_SANDBOX_GID: z.coerce.number().int().min(1).max(4_294_967_294).default(65534),
+  TOOLPORT_FETCH_ALLOW_HOSTS: z.string().optional(),
+  TOOLPORT_RATE_LIMIT: z
+    .string()
+    .refine((value) => parseRateLimit(value) !== undefined, 'use COUNT/UNIT with UNIT s, min or hour, e.g. 60/min')
+    .optional(),
+  TOOLPORT_CORS_ORIGINS: z.string().optional(),
+  TOOLPORT_SHUTDOWN_GRACE_SECONDS: z.coerce.number().int().min(0).max(3600).default(25),
+  TOOLPORT_METRICS: boolean.default(true),
+  TOOLPORT_SYNC_TIMEOUT_SECONDS: z.coerce.number().min(0).max(3600).default(40),
+  TOOLPORT_JOB_TTL_SECONDS: positiveInteger.min(60).default(86_400),
+  TOOLPORT_JOB_CONCURRENCY: positiveInteger.max(256).default(4),
+  TOOLPORT_JOB_QUEUE: z.coerce.number().int().min(0).max(100_000).default(100),
+  TOOLPORT_CALLBACK_ATTEMPTS: positiveInteger.max(10).default(4),
+  TOOLPORT_CALLBACK_BACKOFF_MS: positiveInteger.max(600_000).default(2_000),
+  TOOLPORT_ENV_ALLOW: z.string().optional(),
+  TOOLPORT_SEARCH_PROVIDER: z.enum(['searxng', 'brave', 'duckduckgo']).optional(),
+  TOOLPORT_SEARXNG_URL: z.url({ protocol: /^https?$/ }).optional(),
+  TOOLPORT_BRAVE_API_KEY: z.string().min(8).optional(),
+  TOOLPORT_SIGNING_SECRET: z.string().min(32, 'use at least 32 characters (e.g. openssl rand -hex 32)').optional(),
+  // Presigned S3 URLs may live at most 7 days.
+  TOOLPORT_LINK_TTL_SECONDS: positiveInteger.min(60).max(604_800).default(3600),
+  TOOLPORT_BROWSER: z.enum(['auto', 'off']).default('auto'),
+  TOOLPORT_CHROMIUM_PATH: z.string().min(1).optional(),
+  TOOLPORT_BROWSER_PAGES: positiveInteger.max(32).default(2),
 })
+
+function searchConfig(values: z.output<typeof environmentSchema>): WebConfig['search'] {
+  const provider =
+    values.TOOLPORT_SEARCH_PROVIDER ??
+    (values.TOOLPORT_SEARXNG_URL ? 'searxng' : values.TOOLPORT_BRAVE_API_KEY ? 'brave' : undefined)
+  switch (provider) {
+    case 'searxng':
+      if (!values.TOOLPORT_SEARXNG_URL)
+        throw new ConfigError('TOOLPORT_SEARXNG_URL is required when TOOLPORT_SEARCH_PROVIDER=searxng')
+      return { provider, url: values.TOOLPORT_SEARXNG_URL.replace(/\/+$/, '') }
+    case 'brave':
+      if (!values.TOOLPORT_BRAVE_API_KEY)
+        throw new ConfigError('TOOLPORT_BRAVE_API_KEY is required when TOOLPORT_SEARCH_PROVIDER=brave')
+      return { provider, apiKey: values.TOOLPORT_BRAVE_API_KEY }
+    case 'duckduckgo':
+      return { provider }
+    default:
+      return undefined
+  }
+}
+
+function corsOrigins(value: string | undefined): string[] {
+  const origins = (value ?? '')
+    .split(',')
+    .map((origin) => origin.trim().replace(/\/+$/, ''))
+    .filter((origin) => origin !== '')
+  const bad = origins.filter((origin) => origin !== '*' && !/^https?:\/\/[^/\s]+$/.test(origin))
+  if (bad.length > 0)
+    throw new ConfigError(`TOOLPORT_CORS_ORIGINS: not an origin: ${bad.join(', ')} (use e.g. https://app.example.com)`)
+  return origins
+}
+
+function allowedEnvironment(list: string | undefined, env: Record<string, string | undefined>): WebConfig['env'] {
+  const names = (list ?? '')
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '')
+  const bad = names.filter((name) => !/^[A-Za-z_][A-Za-z0-9_]{0,127}$/.test(name))
+  if (bad.length > 0) throw new ConfigError(`TOOLPORT_ENV_ALLOW: not a variable name: ${bad.join(', ')}`)
+  const secret = names.filter((name) => secretVariable.test(name))
+  if (secret.length > 0) {
+    throw new ConfigError(
+      `TOOLPORT_ENV_ALLOW: ${secret.join(', ')} look like secrets of the service and are never exposed`,
+    )
+  }
+  return Object.fromEntries(names.map((name) => [name, env[name]]))
+}
 
 const programName = /^[A-Za-z0-9._+-]{1,128}$/
 
@@ -243,6 +373,38 @@ export function loadConfig(env: Record<string, string | undefined>, options: Loa
       workspaceEntries: values.TOOLPORT_SHELL_WORKSPACE_ENTRIES,
       uid: values.TOOLPORT_SANDBOX_UID,
       gid: values.TOOLPORT_SANDBOX_GID,
+    },
+    jobs: {
+      syncTimeoutSeconds: values.TOOLPORT_SYNC_TIMEOUT_SECONDS,
+      ttlSeconds: values.TOOLPORT_JOB_TTL_SECONDS,
+      concurrency: values.TOOLPORT_JOB_CONCURRENCY,
+      queue: values.TOOLPORT_JOB_QUEUE,
+      callbackAttempts: values.TOOLPORT_CALLBACK_ATTEMPTS,
+      callbackBackoffMs: values.TOOLPORT_CALLBACK_BACKOFF_MS,
+    },
+    operations: {
+      rateLimit: values.TOOLPORT_RATE_LIMIT ? parseRateLimit(values.TOOLPORT_RATE_LIMIT) : undefined,
+      corsOrigins: corsOrigins(values.TOOLPORT_CORS_ORIGINS),
+      shutdownGraceSeconds: values.TOOLPORT_SHUTDOWN_GRACE_SECONDS,
+      metrics: values.TOOLPORT_METRICS,
+    },
+    web: {
+      allowHosts: (values.TOOLPORT_FETCH_ALLOW_HOSTS ?? '')
+        .split(',')
+        .map((host) => host.trim())
+        .filter((host) => host !== ''),
+      env: allowedEnvironment(values.TOOLPORT_ENV_ALLOW, env),
+      search: searchConfig(values),
+    },
+    links: {
+      signingSecret: values.TOOLPORT_SIGNING_SECRET,
+      ttlSeconds: values.TOOLPORT_LINK_TTL_SECONDS,
+      publicUrl: values.TOOLPORT_PUBLIC_URL?.replace(/\/+$/, ''),
+    },
+    browser: {
+      enabled: values.TOOLPORT_BROWSER === 'auto',
+      chromiumPath: values.TOOLPORT_CHROMIUM_PATH,
+      pages: values.TOOLPORT_BROWSER_PAGES,
     },
   }
 }

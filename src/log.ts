@@ -1,21 +1,39 @@
+import pino from 'pino'
 import type { Logger } from './tools/tool'
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent'
 
-const rank: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 }
-
-/** One JSON object per line on stdout/stderr: what log collectors (CloudWatch, Loki) ingest as is. */
+/**
+ * JSON lines through pino, the format log collectors (CloudWatch, Loki) ingest as is. Secrets are
+ * never passed to the logger; the redaction list is a second line of defence for fields that must
+ * not appear even by mistake.
+ */
 export function createJsonLogger(level: LogLevel = 'info', base: Record<string, unknown> = {}): Logger {
-  const write = (at: Exclude<LogLevel, 'silent'>, message: string, fields?: Record<string, unknown>) => {
-    if (rank[at] < rank[level]) return
-    const line = JSON.stringify({ time: new Date().toISOString(), level: at, msg: message, ...base, ...fields })
-    if (at === 'error' || at === 'warn') console.error(line)
-    else console.log(line)
-  }
+  const logger = pino({
+    level,
+    base,
+    timestamp: pino.stdTimeFunctions.isoTime,
+    formatters: { level: (label) => ({ level: label }) },
+    redact: {
+      paths: [
+        'authorization',
+        'key',
+        'api_key',
+        'token',
+        'secret',
+        'password',
+        'content',
+        '*.authorization',
+        '*.key',
+        '*.content',
+      ],
+      censor: '[redacted]',
+    },
+  })
   return {
-    info: (message, fields) => write('info', message, fields),
-    warn: (message, fields) => write('warn', message, fields),
-    error: (message, fields) => write('error', message, fields),
+    info: (message, fields) => logger.info(fields ?? {}, message),
+    warn: (message, fields) => logger.warn(fields ?? {}, message),
+    error: (message, fields) => logger.error(fields ?? {}, message),
   }
 }
 

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createS3Storage } from '../src/storage/s3'
+import { toolNames } from '../src/tools/index'
 import { startTestServer, type TestServer } from './support/server'
 
 let server: TestServer
@@ -142,16 +143,11 @@ describe('catalog, OpenAPI, docs and health', () => {
     expect(result.status).toBe(200)
     const catalog = result.body as { revision: string; tools: Array<Record<string, unknown>> }
     expect(catalog.revision).toMatch(/^[0-9a-f]{16}$/)
-    expect(catalog.tools.map((tool) => tool.name)).toEqual([
-      'read_file',
-      'write_file',
-      'apply_edit',
-      'multi_edit',
-      'revert_edit',
-      'delete_file',
-      'list_files',
-      'execute_command',
-    ])
+    // The catalog serves the code's one explicit list, in its order.
+    expect(catalog.tools.map((tool) => tool.name)).toEqual([...toolNames])
+    expect(toolNames).toEqual(
+      expect.arrayContaining(['read_file', 'write_file', 'execute_command', 'http_fetch', 'get_env']),
+    )
     const readFile = catalog.tools[0] as { effect: string; input_schema: { required: string[]; properties: object } }
     expect(readFile.effect).toBe('read')
     expect(readFile.input_schema.required).toEqual(['path'])
@@ -175,7 +171,7 @@ describe('catalog, OpenAPI, docs and health', () => {
     expect(operation.responses['400'].content['application/problem+json']).toBeDefined()
     expect(
       operation.parameters.map((parameter: { name: string; in: string }) => `${parameter.in}:${parameter.name}`),
-    ).toEqual(['query:workspace'])
+    ).toEqual(['query:workspace', 'query:async', 'query:callback_url'])
     expect(document.paths['/v1/tools/delete_file'].post['x-openai-isConsequential']).toBe(true)
   })
 
@@ -205,7 +201,11 @@ describe('TOOLPORT_TOOLS', () => {
       expect(catalog.tools.map((tool: { name: string }) => tool.name)).toEqual(['read_file', 'list_files'])
       expect((await subset.call('write_file', { path: 'a', content: 'b' })).status).toBe(404)
       const document = await fetch(`${subset.url}/openapi.json`).then((response) => response.json())
-      expect(Object.keys(document.paths).sort()).toEqual(['/v1/tools/list_files', '/v1/tools/read_file'])
+      expect(Object.keys(document.paths).sort()).toEqual([
+        '/v1/jobs/{id}',
+        '/v1/tools/list_files',
+        '/v1/tools/read_file',
+      ])
     } finally {
       await subset.stop()
     }

@@ -22,8 +22,12 @@ function startService(env: Record<string, string>): {
   const url = new Promise<string>((resolve, reject) => {
     const onData = (chunk: Buffer) => {
       output += chunk.toString()
-      const match = /"msg":"listening".*?"url":"([^"]+)"/.exec(output)
-      if (match?.[1]) resolve(match[1])
+      // Only complete lines: a chunk may end in the middle of one.
+      const line = output
+        .split('\n')
+        .slice(0, -1)
+        .find((candidate) => candidate.includes('"msg":"listening"'))
+      if (line) resolve(JSON.parse(line).url)
     }
     child.stdout?.on('data', onData)
     child.stderr?.on('data', onData)

@@ -1,5 +1,6 @@
 import type { OpenAPIHono } from '@hono/zod-openapi'
 import { z } from 'zod'
+import { catalogFormats, formatCatalog, isCatalogFormat } from '../platforms/index'
 import { ToolError } from '../tools/errors'
 import type { Tool } from '../tools/tool'
 import type { AppEnv } from './env'
@@ -13,14 +14,18 @@ export interface CatalogEntry {
   output_schema: Record<string, unknown>
 }
 
+/** The JSON Schema a caller's input must match; io 'input': fields with defaults are optional to the caller. */
+export function inputSchemaOf(tool: Tool): Record<string, unknown> {
+  return z.toJSONSchema(tool.input, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>
+}
+
 export function catalogEntry(tool: Tool): CatalogEntry {
   return {
     name: tool.name,
     title: tool.title,
     description: tool.description,
     effect: tool.effect,
-    // io 'input': fields with defaults are optional to the caller.
-    input_schema: z.toJSONSchema(tool.input, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>,
+    input_schema: inputSchemaOf(tool),
     output_schema: z.toJSONSchema(tool.output, { io: 'output', unrepresentable: 'any' }) as Record<string, unknown>,
   }
 }
@@ -35,15 +40,16 @@ export function registerCatalogRoute(app: OpenAPIHono<AppEnv>, tools: readonly T
   // Schemas are derived once per app; each key then sees the part of the catalog it may call.
   const entries = tools.map(catalogEntry)
   app.get('/v1/tools', async (context) => {
-    const format = context.req.query('format')
-    if (format !== undefined && format !== 'toolport') {
+    const format = context.req.query('format') ?? 'toolport'
+    if (!isCatalogFormat(format)) {
       throw new ToolError('validation', `Unknown catalog format ${JSON.stringify(format)}.`, {
-        hint: 'Omit format to get the toolport catalog.',
+        hint: `Use format=${catalogFormats.filter((name) => name !== 'toolport').join(', format=')}, or omit it for the toolport catalog.`,
         details: { field: 'format' },
       })
     }
     const allowed = context.get('principal').tools
     const visible = allowed ? entries.filter((entry) => allowed.has(entry.name)) : entries
-    return context.json({ revision: await catalogRevision(visible), tools: visible })
+    // The revision hashes the toolport entries, so it is the same whichever format is asked for.
+    return context.json({ revision: await catalogRevision(visible), format, tools: formatCatalog(format, visible) })
   })
 }

@@ -7,5 +7,7 @@ export interface AppEnv {
     principal: Principal
     /** The tool being called, for the access log. */
     tool: string
+    /** The component behind a failure (storage, sandbox, …), for metrics. */
+    errorOrigin: string
   }
 }

@@ -1,4 +1,5 @@
 import type { Hono } from 'hono'
+import type { BrowserService } from '../browser/types'
 import type { ShellService } from '../sandbox/shell-service'
 import type { ObjectStore } from '../storage/store'
 import { isToolError } from '../tools/errors'
@@ -16,6 +17,14 @@ export interface HealthDeps {
   shellEnabled: boolean
   /** The operator chose a sandbox explicitly, so the service is not ready without it. */
   shellRequired: boolean
+  /** The shared Chromium; it launches on first use, so "idle" is ready too. */
+  browser?: BrowserService | undefined
+}
+
+function browserCheck(browser: BrowserService | undefined): CheckResult {
+  if (!browser) return { status: 'absent', detail: 'no browser: html PDFs answer 503, markdown uses pdf-lib' }
+  const { status, ...rest } = browser.status()
+  return { status: status === 'error' ? 'error' : 'ok', state: status, ...rest }
 }
 
 function sandboxCheck({ shell, shellProblem, shellEnabled }: HealthDeps): CheckResult {
@@ -42,7 +51,7 @@ export function registerHealthRoutes(app: Hono<AppEnv>, storage: ObjectStore, he
     const checks: Record<string, CheckResult> = {
       storage: storageCheck,
       sandbox: sandboxCheck(health),
-      browser: { status: 'absent', detail: 'no browser is configured (no tool needs one yet)' },
+      browser: browserCheck(health.browser),
     }
     const ready = storageCheck.status === 'ok' && !(health.shellRequired && checks.sandbox?.status === 'error')
     context.header('Cache-Control', 'no-store')

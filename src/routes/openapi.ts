@@ -1,4 +1,5 @@
 import type { OpenAPIHono } from '@hono/zod-openapi'
+import { ToolError } from '../tools/errors'
 import type { Tool } from '../tools/tool'
 import type { AppEnv } from './env'
 
@@ -45,8 +46,41 @@ export function registerOpenApiRoute(
     description: 'An API key issued by the operator (TOOLPORT_API_KEYS).',
   })
   let document: OpenApiDocument | undefined
+  const known = new Set(tools.map((tool) => tool.name))
   app.get('/openapi.json', (context) => {
     document ??= buildOpenApiDocument(app, tools, publicUrl, version)
-    return context.json(document)
+    const wanted = context.req.query('tools')
+    return context.json(wanted === undefined ? document : subsetDocument(document, parseToolList(wanted, known)))
   })
+}
+
+function parseToolList(value: string, known: ReadonlySet<string>): Set<string> {
+  const names = value
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '')
+  const unknown = names.filter((name) => !known.has(name))
+  if (names.length === 0 || unknown.length > 0) {
+    const detail =
+      names.length === 0 ? 'The tools parameter names no tool.' : `Unknown tool in tools: ${unknown.join(', ')}.`
+    throw new ToolError('validation', detail, {
+      hint: `Name tools from GET /v1/tools, separated by commas, e.g. tools=${[...known].slice(0, 2).join(',')}.`,
+      details: { field: 'tools' },
+    })
+  }
+  return new Set(names)
+}
+
+/**
+ * The document with only some tools' operations: a custom GPT chooses better among few actions, and
+ * each GPT can be given just the tools its job needs.
+ */
+export function subsetDocument(document: OpenApiDocument, names: ReadonlySet<string>): OpenApiDocument {
+  const paths = Object.fromEntries(
+    Object.entries(document.paths ?? {}).filter(([, item]) => {
+      const operationId = item?.post?.operationId
+      return operationId === undefined || names.has(operationId)
+    }),
+  )
+  return { ...document, paths }
 }

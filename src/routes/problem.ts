@@ -52,11 +52,17 @@ export function validationError(error: ZodError, subject: string): ToolError {
     const field = issue.path.map(String).join('.')
     return field ? `${field}: ${issue.message}` : issue.message
   })
-  const field = error.issues[0]?.path.map(String).join('.') || undefined
+  const first = error.issues[0]
+  const field = first?.path.map(String).join('.') || undefined
+  // A check that knows better (a path rule, say) passes its own hint along with the issue.
+  const specific = first?.code === 'custom' ? (first.params as { hint?: unknown } | undefined)?.hint : undefined
   return new ToolError('validation', `Invalid ${subject}: ${issues.join('; ')}`, {
-    hint: field
-      ? `Fix the field "${field}" to match the input_schema in GET /v1/tools and send the call again.`
-      : 'Send a JSON object that matches the input_schema in GET /v1/tools.',
+    hint:
+      typeof specific === 'string'
+        ? specific
+        : field
+          ? `Fix the field "${field}" to match the input_schema in GET /v1/tools and send the call again.`
+          : 'Send a JSON object that matches the input_schema in GET /v1/tools.',
     details: field ? { field } : {},
   })
 }
@@ -85,6 +91,7 @@ function fromHttpException(exception: HTTPException): ToolError {
 /** Any thrown value as the ToolError a caller may see; internal details go to the log only. */
 function toToolError(error: unknown, context: Context, log: Logger): ToolError {
   if (isToolError(error)) {
+    if (error.origin) context.set('errorOrigin', error.origin)
     if (error.code === 'internal' || error.code === 'unavailable') {
       log.error(error.message, {
         code: error.code,

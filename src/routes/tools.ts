@@ -3,13 +3,17 @@ import type { MiddlewareHandler } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
 import { streamSSE } from 'hono/streaming'
 import { assertToolAllowed } from '../auth'
-import type { ShellService } from '../sandbox/shell-service'
+import type { JobRunner } from '../jobs/runner'
+import { type JobRecord, publicJob } from '../jobs/types'
 import type { ObjectStore } from '../storage/store'
 import { ToolError } from '../tools/errors'
 import { invokeTool } from '../tools/invoke'
-import type { Logger, Tool, ToolEvent, ToolLimits } from '../tools/tool'
-import type { HttpClient } from '../web/http'
+import type { ToolServices } from '../tools/services'
+import { type Logger, type Tool, type ToolEvent, type ToolLimits, titleOfCall } from '../tools/tool'
+import { inputSchemaOf } from './catalog'
 import type { AppEnv } from './env'
+import { Job, jobStatusUrl } from './jobs'
+import { stripNullFields } from './null-fields'
 import { Problem, problemBody } from './problem'
 
 export const WorkspaceId = z
@@ -21,6 +25,23 @@ export const WorkspaceId = z
     param: { name: 'workspace', in: 'query' },
     description: 'Workspace id; every path of the call is relative to it. Default: "default".',
     example: 'default',
+  })
+
+const AsyncFlag = z
+  .enum(['true', 'false'])
+  .optional()
+  .openapi({
+    param: { name: 'async', in: 'query' },
+    description: 'true: answer 202 at once with a job to poll (GET /v1/jobs/{id}) instead of waiting for the result.',
+  })
+
+const CallbackUrl = z
+  .url({ protocol: /^https?$/ })
+  .max(2048)
+  .optional()
+  .openapi({
+    param: { name: 'callback_url', in: 'query' },
+    description: 'With a job: POST the finished job here, signed with X-Toolport-Signature (see the README).',
   })
 
 const problemContent = { 'application/problem+json': { schema: Problem } }
@@ -47,8 +68,10 @@ export interface ToolRouteDeps {
   limits: ToolLimits
   maxBodyBytes: number
   log: Logger
-  shell: ShellService | undefined
-  http: HttpClient | undefined
+  services: ToolServices
+  jobs?: JobRunner
+  /** A synchronous call still running after this long becomes a job (0 or unset: never). */
+  syncTimeoutMs?: number
 }
 
 /** One POST /v1/tools/{name} per tool, generated from the tool's own schemas. */
@@ -75,13 +98,17 @@ export function registerToolRoutes(app: OpenAPIHono<AppEnv>, tools: readonly Too
       description: tool.description,
       tags: ['tools'],
       security: [{ bearerAuth: [] }],
-      middleware: [allowTool, limitBody] as const,
+      middleware: [allowTool, limitBody, stripNullFields(inputSchemaOf(tool))] as const,
       request: {
-        query: z.object({ workspace: WorkspaceId }),
+        query: z.object({ workspace: WorkspaceId, async: AsyncFlag, callback_url: CallbackUrl }),
         body: { required: true, content: { 'application/json': { schema: tool.input } } },
       },
       responses: {
         200: { description: `${tool.title}: result.`, content: { 'application/json': { schema: tool.output } } },
+        202: {
+          description: 'Accepted as a job (async=true, or the call outlasted the synchronous limit): poll status_url.',
+          content: { 'application/json': { schema: Job } },
+        },
         ...errorResponses(tool),
       },
     })
@@ -96,18 +123,69 @@ export function registerToolRoutes(app: OpenAPIHono<AppEnv>, tools: readonly Too
         storage: deps.storage,
         limits: deps.limits,
         log: deps.log,
-        shell: deps.shell,
-        http: deps.http,
+        services: deps.services,
+        origin: new URL(context.req.url).origin,
       }
       if (!wantsEventStream(context.req.header('accept'))) {
-        const output = await invokeTool({ ...invocation, signal: context.req.raw.signal })
-        return context.json(output as never, 200)
+        const query = context.req.valid('query')
+        const spec = {
+          tenant: invocation.principal.tenant,
+          principal: {
+            id: invocation.principal.id,
+            tools: invocation.principal.tools ? [...invocation.principal.tools] : null,
+          },
+          tool: tool.name,
+          workspace: invocation.workspaceId,
+          input,
+          origin: invocation.origin,
+          callback_url: query.callback_url ?? null,
+        }
+        const accepted = (job: JobRecord) => {
+          const statusUrl = jobStatusUrl(invocation.origin, job.id)
+          context.header('Location', statusUrl)
+          return context.json(publicJob(job, statusUrl) as never, 202)
+        }
+        const wantsAsync = query.async === 'true' || /\brespond-async\b/i.test(context.req.header('prefer') ?? '')
+        if (wantsAsync && deps.jobs) return accepted(await deps.jobs.submit(spec))
+        if (!deps.jobs || !deps.syncTimeoutMs || deps.syncTimeoutMs <= 0) {
+          const output = await invokeTool({ ...invocation, signal: context.req.raw.signal })
+          return context.json(output as never, 200)
+        }
+        // The call's own signal: a disconnect cancels it only while it is still a synchronous call.
+        const controller = new AbortController()
+        let converted = false
+        const onDisconnect = () => {
+          if (!converted) controller.abort(new Error('client disconnected'))
+        }
+        context.req.raw.signal.addEventListener('abort', onDisconnect, { once: true })
+        const work = invokeTool({ ...invocation, signal: controller.signal })
+        let timer: ReturnType<typeof setTimeout> | undefined
+        const outcome = await Promise.race([
+          work.then(
+            (output) => ({ output }),
+            (error: unknown) => ({ error }),
+          ),
+          new Promise<'slow'>((resolve) => {
+            timer = setTimeout(() => resolve('slow'), deps.syncTimeoutMs)
+          }),
+        ])
+        clearTimeout(timer)
+        if (outcome === 'slow') {
+          converted = true
+          return accepted(await deps.jobs.adopt(spec, work, controller))
+        }
+        context.req.raw.signal.removeEventListener('abort', onDisconnect)
+        if ('error' in outcome) throw outcome.error
+        return context.json(outcome.output as never, 200)
       }
       return streamSSE(context, async (stream) => {
         const aborted = new AbortController()
         stream.onAbort(() => aborted.abort(new Error('client disconnected')))
         const signal = AbortSignal.any([context.req.raw.signal, aborted.signal])
-        await stream.writeSSE({ event: 'call', data: JSON.stringify({ tool: tool.name, title: tool.title, input }) })
+        await stream.writeSSE({
+          event: 'call',
+          data: JSON.stringify({ tool: tool.name, title: titleOfCall(tool, input), input }),
+        })
         // Output events are queued in order; the final event waits for them.
         let pending = Promise.resolve()
         const emit = (event: ToolEvent) => {

@@ -7,13 +7,15 @@ import { type Config, loadConfig, parseKeysFile } from '../config'
 import { createJsonLogger, type LogLevel } from '../log'
 import type { DocsAssetLoader } from '../routes/docs'
 import type { AppEnv } from '../routes/env'
-import { setupShell } from '../sandbox/setup'
+import type { Lifecycle } from '../routes/operations'
 import { createFsStorage } from '../storage/fs'
 import { createMemoryStorage } from '../storage/memory'
 import { createS3Storage } from '../storage/s3'
 import type { ObjectStore } from '../storage/store'
 import { toolNames } from '../tools/index'
 import type { Logger } from '../tools/tool'
+import { createNodeMetrics } from './node-metrics'
+import { createNodeServices } from './node-services'
 
 export interface NodeService {
   app: OpenAPIHono<AppEnv>
@@ -45,7 +47,10 @@ function swaggerUiAssets(): DocsAssetLoader {
   }
 }
 
-export async function startNodeService(env: Record<string, string | undefined>): Promise<NodeService> {
+export async function startNodeService(
+  env: Record<string, string | undefined>,
+  lifecycle?: Lifecycle,
+): Promise<NodeService> {
   const log = createJsonLogger((env.TOOLPORT_LOG_LEVEL as LogLevel | undefined) ?? 'info', { service: 'toolport' })
   const fileKeys = env.TOOLPORT_KEYS_FILE
     ? parseKeysFile(await readFile(env.TOOLPORT_KEYS_FILE, 'utf8'), `TOOLPORT_KEYS_FILE ${env.TOOLPORT_KEYS_FILE}`)
@@ -57,15 +62,18 @@ export async function startNodeService(env: Record<string, string | undefined>):
       host: config.host,
     })
   }
-  const shellWanted = (config.tools ?? toolNames).includes('execute_command')
-  const shell = shellWanted ? await setupShell(config, env, log) : { shell: undefined, problem: undefined }
+  const { services, shellProblem } = await createNodeServices(config, env, log, {
+    shell: (config.tools ?? toolNames).includes('execute_command'),
+  })
   const app = createApp({
     config,
     storage,
     log,
     docsAssets: swaggerUiAssets(),
-    ...(shell.shell ? { shell: shell.shell } : {}),
-    ...(shell.problem ? { shellProblem: shell.problem } : {}),
+    services,
+    metrics: createNodeMetrics(() => services),
+    ...(lifecycle ? { lifecycle } : {}),
+    ...(shellProblem ? { shellProblem } : {}),
   })
   return { app, config, storage, log }
 }

@@ -2,7 +2,8 @@ import { serve } from '@hono/node-server'
 import { startNodeService } from './node-service'
 
 // The Node entry point: build real dependencies from the environment, then serve until a signal.
-const service = await startNodeService(process.env).catch((error: unknown) => {
+let draining = false
+const service = await startNodeService(process.env, { draining: () => draining }).catch((error: unknown) => {
   console.error(`toolport: ${(error as Error).message}`)
   process.exit(1)
 })
@@ -11,6 +12,23 @@ const server = serve({ fetch: service.app.fetch, port: service.config.port, host
     url: `http://${info.family === 'IPv6' ? `[${info.address}]` : info.address}:${info.port}`,
   })
 })
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => server.close(() => process.exit(0)))
+
+// SIGTERM (a deploy, a scale-in): stop accepting, answer 503 on open connections, let calls in
+// flight finish within the grace period, then exit 0 so the orchestrator sees a clean stop.
+function shutdown(signal: string): void {
+  if (draining) return
+  draining = true
+  const graceMs = service.config.operations.shutdownGraceSeconds * 1000
+  service.log.info('shutting down', { signal, grace_seconds: graceMs / 1000 })
+  server.close(() => {
+    service.log.info('stopped: every call in flight finished')
+    process.exit(0)
+  })
+  if ('closeIdleConnections' in server) server.closeIdleConnections()
+  setTimeout(() => {
+    service.log.warn('grace period over: exiting with calls still in flight')
+    process.exit(0)
+  }, graceMs).unref()
 }
+process.once('SIGTERM', () => shutdown('SIGTERM'))
+process.once('SIGINT', () => shutdown('SIGINT'))

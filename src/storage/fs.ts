@@ -156,7 +156,7 @@ export async function createFsStorage(options: FsStorageOptions): Promise<Object
       try {
         await access(root, constants.R_OK | constants.W_OK | constants.X_OK)
       } catch (cause) {
-        throw new ToolError('unavailable', 'Storage is unavailable.', { cause })
+        throw new ToolError('unavailable', 'Storage is unavailable.', { cause, origin: 'storage' })
       }
     },
   }
@@ -243,7 +243,7 @@ async function prepareParents(root: string, key: string): Promise<void> {
       }
       stats = await lstatOrNull(path)
       // Pruned again by a concurrent delete between our mkdir and lstat.
-      if (!stats) throw new ToolError('unavailable', 'Storage is unavailable.')
+      if (!stats) throw new ToolError('unavailable', 'Storage is unavailable.', { origin: 'storage' })
     }
     if (stats.isSymbolicLink()) throw symlinkError()
     if (!stats.isDirectory()) throw folderConflict()
@@ -272,7 +272,7 @@ async function prepareTempFolder(root: string): Promise<void> {
   }
   const stats = await lstat(path)
   if (stats.isSymbolicLink()) throw symlinkError()
-  if (!stats.isDirectory()) throw new ToolError('unavailable', 'Storage is unavailable.')
+  if (!stats.isDirectory()) throw new ToolError('unavailable', 'Storage is unavailable.', { origin: 'storage' })
 }
 
 /** Returns the stats of the written file: the rename keeps its inode and mtime, so they describe the object. */
@@ -432,6 +432,7 @@ function toStorageError(error: unknown): unknown {
     case 'ENOSPC':
     case 'EDQUOT':
       return new ToolError('unavailable', 'Storage is full.', {
+        origin: 'storage',
         cause: error,
         hint: 'The storage volume is full; delete files that are no longer needed or try again later.',
       })
@@ -444,6 +445,6 @@ function toStorageError(error: unknown): unknown {
     case 'EISDIR':
       return new ToolError('conflict', 'A file and a folder collide at this key.', { cause: error })
     default:
-      return new ToolError('unavailable', 'Storage is unavailable.', { cause: error })
+      return new ToolError('unavailable', 'Storage is unavailable.', { cause: error, origin: 'storage' })
   }
 }

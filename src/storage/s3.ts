@@ -9,6 +9,8 @@ import {
   S3Client,
 } from '@aws-sdk/client-s3'
 import { Upload } from '@aws-sdk/lib-storage'
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner'
+import { contentDisposition } from '../files/mime'
 import { ToolError } from '../tools/errors'
 import { assertValidKey, assertValidPrefix, clampListLimit } from './keys'
 import type {
@@ -18,6 +20,7 @@ import type {
   ObjectInfo,
   ObjectStore,
   ObjectStream,
+  PresignOptions,
   PutOptions,
   StoredObject,
 } from './store'
@@ -234,6 +237,22 @@ export function createS3Storage(options: S3StorageOptions): ObjectStore {
         throw unavailable(error)
       }
     },
+
+    async presignGet(key: string, presign: PresignOptions): Promise<string> {
+      const command = new GetObjectCommand({
+        Bucket,
+        Key: objectKey(key),
+        // Signed into the URL, so the download gets a proper name and type whatever the object's metadata.
+        ResponseContentDisposition: contentDisposition(presign.filename),
+        ResponseContentType: presign.contentType,
+      })
+      try {
+        // Signing is local (no request); it fails only on missing credentials.
+        return await getSignedUrl(client, command, { expiresIn: presign.expiresInSeconds })
+      } catch (error) {
+        throw toStorageError(error)
+      }
+    },
   }
 }
 
@@ -324,7 +343,11 @@ function isNotFound(error: unknown): boolean {
 }
 
 function unavailable(cause: unknown): ToolError {
-  return new ToolError('unavailable', 'Storage is unavailable', { cause, headers: unavailableHeaders })
+  return new ToolError('unavailable', 'Storage is unavailable', {
+    cause,
+    headers: unavailableHeaders,
+    origin: 'storage',
+  })
 }
 
 function toStorageError(error: unknown): unknown {

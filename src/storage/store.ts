@@ -4,7 +4,7 @@
  * into ToolError: a missing object is `null` (or not_found for copy), a backend that cannot be
  * reached is `unavailable`.
  */
-export type StorageDriverName = 'memory' | 'fs' | 's3'
+export type StorageDriverName = 'memory' | 'fs' | 's3' | 'r2'
 
 export interface ObjectInfo {
   key: string
@@ -60,6 +60,17 @@ export interface ObjectStore {
   copy(fromKey: string, toKey: string): Promise<ObjectInfo>
   /** Readiness probe: resolves when the backend answers, throws ToolError unavailable otherwise. */
   check(): Promise<void>
+  /**
+   * A URL anyone can GET the object from until it expires, served as a download named `filename`.
+   * Only drivers whose backend signs URLs itself (s3) have it; others hand files out via GET /v1/files.
+   */
+  presignGet?(key: string, options: PresignOptions): Promise<string>
+}
+
+export interface PresignOptions {
+  expiresInSeconds: number
+  filename: string
+  contentType: string
 }
 
 export const maxListLimit = 1000

@@ -77,6 +77,8 @@ export interface ToolErrorOptions {
   cause?: unknown
   /** Extra response headers, such as Retry-After. */
   headers?: Record<string, string>
+  /** Which backing component failed, for metrics and logs (never sent to callers). */
+  origin?: 'storage' | 'sandbox' | 'browser' | 'network'
 }
 
 export class ToolError extends Error {
@@ -84,6 +86,7 @@ export class ToolError extends Error {
   readonly hint: string
   readonly details: Record<string, unknown> | undefined
   readonly headers: Record<string, string> | undefined
+  readonly origin: ToolErrorOptions['origin']
 
   constructor(code: ErrorCode, message: string, options: ToolErrorOptions = {}) {
     super(message, { cause: options.cause })
@@ -92,6 +95,7 @@ export class ToolError extends Error {
     this.hint = options.hint ?? defaultHintByCode[code]
     this.details = options.details
     this.headers = options.headers
+    this.origin = options.origin
   }
 
   get status(): number {

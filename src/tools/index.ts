@@ -1,9 +1,25 @@
+import { documentTools } from './documents'
 import { fileTools } from './files'
 import { executeCommand } from './shell'
+import { getEnv, systemInfo } from './system'
 import type { Tool } from './tool'
+import { httpFetch } from './web/http-fetch'
+import { screenshot } from './web/screenshot'
+import { webFetch } from './web/web-fetch'
+import { webSearch } from './web/web-search'
 
 /** The whole catalog, one explicit list: a tool exists only if it is named here. */
-export const allTools: readonly Tool[] = [...fileTools, executeCommand]
+export const allTools: readonly Tool[] = [
+  ...fileTools,
+  executeCommand,
+  httpFetch,
+  webFetch,
+  webSearch,
+  screenshot,
+  ...documentTools,
+  systemInfo,
+  getEnv,
+]
 
 export const toolNames: readonly string[] = allTools.map((tool) => tool.name)
 

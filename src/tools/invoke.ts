@@ -1,9 +1,8 @@
 import { assertToolAllowed, type Principal } from '../auth'
-import type { ShellService } from '../sandbox/shell-service'
 import type { ObjectStore } from '../storage/store'
-import type { HttpClient } from '../web/http'
 import { createWorkspace } from '../workspace/workspace'
 import { ToolError } from './errors'
+import type { ToolServices } from './services'
 import type { Logger, Tool, ToolEvent, ToolLimits } from './tool'
 
 export interface Invocation {
@@ -16,9 +15,10 @@ export interface Invocation {
   limits: ToolLimits
   signal: AbortSignal
   log: Logger
-  shell: ShellService | undefined
-  http: HttpClient | undefined
+  services: ToolServices
   emit?: (event: ToolEvent) => void
+  /** Origin of the request, so generated file links point back at this service. */
+  origin?: string
 }
 
 /**
@@ -35,9 +35,9 @@ export async function invokeTool(invocation: Invocation): Promise<unknown> {
     limits: invocation.limits,
     signal: invocation.signal,
     log,
-    shell: invocation.shell,
-    http: invocation.http,
+    ...invocation.services,
     emit: invocation.emit ?? (() => {}),
+    ...(invocation.origin ? { origin: invocation.origin } : {}),
   })
   const checked = tool.output.safeParse(output)
   if (!checked.success) {

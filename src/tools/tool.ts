@@ -1,7 +1,6 @@
 import type { z } from 'zod'
-import type { ShellService } from '../sandbox/shell-service'
-import type { HttpClient } from '../web/http'
 import type { Workspace } from '../workspace/workspace'
+import type { ToolServices } from './services'
 
 export { type ErrorCode, ToolError } from './errors'
 
@@ -28,16 +27,14 @@ export interface ToolLimits {
 export type ToolEvent = { type: 'output'; stream: 'stdout' | 'stderr'; text: string }
 
 /** Everything a tool may use; tools never reach for globals. */
-export interface ToolContext {
+export interface ToolContext extends ToolServices {
   workspace: Workspace
   limits: ToolLimits
   signal: AbortSignal
   log: Logger
-  /** The sandboxed shell, when this deployment has one. */
-  shell: ShellService | undefined
-  /** SSRF-safe outbound HTTP; undefined where the deployment has no network client. */
-  http: HttpClient | undefined
   emit: (event: ToolEvent) => void
+  /** Origin of the HTTP request (e.g. http://127.0.0.1:8787), for links when no public URL is set. */
+  origin?: string
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: the catalog holds tools with different schemas
@@ -53,6 +50,20 @@ export interface Tool<Input extends AnyZodObject = AnyZodObject, Output extends 
   input: Input
   output: Output
   run(input: z.output<Input>, context: ToolContext): Promise<z.input<Output>>
+  /**
+   * What to call this one call, e.g. "Edit src/app.ts": a person watching a stream of calls reads
+   * these, and the tool title alone cannot tell two calls apart. Defaults to the title.
+   */
+  callTitle?(input: z.output<Input>): string
+}
+
+/** The title of one call; a callTitle that fails must not fail the call it only names. */
+export function titleOfCall(tool: Tool, input: unknown): string {
+  try {
+    return tool.callTitle?.(input) || tool.title
+  } catch {
+    return tool.title
+  }
 }
 
 /** A typed identity function: a tool is plain data. */

@@ -89,10 +89,17 @@ bucketCtrl.getBucket = async function (ctx) {
 `
 }
 
-export async function startS3rver(): Promise<S3rverInstance> {
+export interface S3rverOptions {
+  /** A fixed port, to restart a stopped server where clients expect it. */
+  port?: number
+  /** A data folder that outlives stop(), so a restarted server has the same objects. */
+  directory?: string
+}
+
+export async function startS3rver(options: S3rverOptions = {}): Promise<S3rverInstance> {
   const workDir = await mkdtemp(join(tmpdir(), 'toolport-s3rver-'))
-  const dataDir = join(workDir, 'data')
-  await mkdir(dataDir)
+  const dataDir = options.directory ?? join(workDir, 'data')
+  await mkdir(dataDir, { recursive: true })
   const packageDir = dirname(createRequire(import.meta.url).resolve('s3rver/package.json'))
   const shim = join(workDir, 'conformance-shim.cjs')
   await writeFile(shim, conformanceShim(join(packageDir, 'lib')))
@@ -108,7 +115,7 @@ export async function startS3rver(): Promise<S3rverInstance> {
       '--address',
       '127.0.0.1',
       '--port',
-      '0',
+      String(options.port ?? 0),
       '--silent',
       '--configure-bucket',
       bucket,

@@ -6,10 +6,12 @@ import { serve } from '@hono/node-server'
 import { createApp } from '../../src/app'
 import { type ApiKey, loadConfig } from '../../src/config'
 import { silentLogger } from '../../src/log'
-import { setupShell } from '../../src/sandbox/setup'
+import { createNodeServices } from '../../src/runtimes/node-services'
 import { createFsStorage } from '../../src/storage/fs'
 import type { ObjectStore } from '../../src/storage/store'
 import { toolNames } from '../../src/tools/index'
+import type { ToolServices } from '../../src/tools/services'
+import type { Tool } from '../../src/tools/tool'
 
 export interface TestServer {
   url: string
@@ -36,7 +38,14 @@ export interface CallResult {
 /** A real toolport HTTP server on 127.0.0.1 with fs storage in a fresh temp folder. */
 export async function startTestServer(
   env: Record<string, string> = {},
-  options: { fileKeys?: ApiKey[]; storage?: ObjectStore; shell?: boolean } = {},
+  options: {
+    fileKeys?: ApiKey[]
+    storage?: ObjectStore
+    shell?: boolean
+    /** Replaces the catalog (e.g. with a test-only tool). */
+    tools?: readonly Tool[]
+    services?: Partial<ToolServices>
+  } = {},
 ): Promise<TestServer> {
   const dataDir = await mkdtemp(join(tmpdir(), 'toolport-test-'))
   // The sandbox user must be able to reach the work folder inside it.
@@ -47,9 +56,15 @@ export async function startTestServer(
   )
   const storage = options.storage ?? (await createFsStorage({ root: join(dataDir, 'data') }))
   // The sandbox is set up only where a suite asks for it: bwrap probing costs a few hundred ms.
-  const shell = options.shell ? await setupShell(config, process.env, silentLogger) : undefined
-  if (options.shell && !shell?.shell) throw new Error(`no sandbox for the test server: ${shell?.problem}`)
-  const app = createApp({ config, storage, log: silentLogger, ...(shell?.shell ? { shell: shell.shell } : {}) })
+  const node = await createNodeServices(config, process.env, silentLogger, { shell: options.shell ?? false })
+  if (options.shell && !node.services.shell) throw new Error(`no sandbox for the test server: ${node.shellProblem}`)
+  const app = createApp({
+    config,
+    storage,
+    log: silentLogger,
+    ...(options.tools ? { tools: options.tools } : {}),
+    services: { ...node.services, ...options.services },
+  })
   const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' })
   await new Promise<void>((resolve) => server.once('listening', resolve))
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
@@ -80,6 +95,8 @@ export async function startTestServer(
       // fetch keeps connections alive; close them or server.close waits for their idle timeout.
       if ('closeAllConnections' in server) server.closeAllConnections()
       await closed
+      // A suite that rendered a PDF started Chromium: stop it with the server.
+      await node.services.browser?.close()
       await rm(dataDir, { recursive: true, force: true })
     },
   }

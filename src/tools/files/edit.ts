@@ -42,6 +42,7 @@ export const applyEdit = defineTool({
   description:
     'Edit a workspace file surgically: replace the first occurrence of old_text with new_text. Fails with not_found, writing nothing, when old_text is absent.',
   effect: 'write',
+  callTitle: (input) => `Edit ${input.path}`,
   input: SingleEditInput,
   output: SingleEditOutput,
   run: replaceFirst,
@@ -53,6 +54,7 @@ export const revertEdit = defineTool({
   description:
     'Undo an earlier edit: find old_text (the text the edit produced) and put new_text (the original text) back, first occurrence only.',
   effect: 'write',
+  callTitle: (input) => `Edit ${input.path}`,
   input: z.object({
     path: WorkspacePath,
     old_text: OldText.describe('The edited text now in the file.'),
@@ -68,6 +70,7 @@ export const multiEdit = defineTool({
   description:
     'Apply several edits to one workspace file in order, each replacing the first occurrence of its old_text. All or nothing: if any edit fails, the file is left unchanged.',
   effect: 'write',
+  callTitle: (input) => `Edit ${input.path}`,
   input: z.object({
     path: WorkspacePath,
     edits: z

@@ -24,6 +24,7 @@ export const writeFile = defineTool({
   description:
     'Write a workspace file. mode "write" (default) creates or overwrites it with content; "replace" swaps the one unique match of old_text for new_text; "patch" applies line-range patches. Parent folders are implied.',
   effect: 'write',
+  callTitle: (input) => `Write ${input.path}`,
   input: z
     .object({
       path: WorkspacePath,

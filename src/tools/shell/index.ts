@@ -21,6 +21,7 @@ export const executeCommand = defineTool({
   description:
     'Run a shell command (/bin/sh -c) in a fresh sandbox whose /workspace is the workspace: no network, files changed there are saved back. Returns exit_code, stdout, stderr and files_changed.',
   effect: 'destructive',
+  callTitle: (input) => `Run: ${shorten(input.command.replace(/\s+/g, ' ').trim(), 60)}`,
   input: z.object({
     command: z
       .string()
@@ -107,3 +108,7 @@ export const executeCommand = defineTool({
     return { ...base, stdout, stderr, output, truncated, ...(hints.length > 0 ? { hint: hints.join(' ') } : {}) }
   },
 })
+
+function shorten(text: string, length: number): string {
+  return text.length <= length ? text : `${text.slice(0, length)}…`
+}
