@@ -7,8 +7,8 @@ import { createLinkSigner, toBase64Url } from '../src/files/signing'
 import { createS3Storage } from '../src/storage/s3'
 import type { ObjectStore } from '../src/storage/store'
 import { defineTool } from '../src/tools/tool'
-import { type S3rverInstance, s3rverCredentials, startS3rver } from './support/s3rver'
 import { type LocalWeb, startLocalWeb } from './support/local-web'
+import { type S3rverInstance, s3rverCredentials, startS3rver } from './support/s3rver'
 import { startTestServer, type TestServer } from './support/server'
 
 // Test-only tools: the hand-off is shared plumbing, tested here apart from any document format.
@@ -130,7 +130,11 @@ describe.each(['fs', 's3'] as const)('file hand-off on %s storage', (driver) => 
     const ref = { name: 'in.csv', id: 'file-1', mime_type: 'text/csv', download_link: `${web.url}/in.csv` }
     const read = await server.call('measure_file', { openaiFileIdRefs: [ref] }, alpha)
     expect(read.body).toEqual({ name: 'in.csv', size: 'downloaded /in.csv'.length })
-    const internal = await server.call('measure_file', { openaiFileIdRefs: [{ ...ref, download_link: 'http://169.254.169.254/x' }] }, alpha)
+    const internal = await server.call(
+      'measure_file',
+      { openaiFileIdRefs: [{ ...ref, download_link: 'http://169.254.169.254/x' }] },
+      alpha,
+    )
     expect(internal.status).toBe(403)
     const both = await server.call('measure_file', { path: 'x', openaiFileIdRefs: [ref] }, alpha)
     expect(both.status).toBe(400)

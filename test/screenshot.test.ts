@@ -96,3 +96,35 @@ describe('screenshot', () => {
     expect(forbidden.hits).toEqual([])
   })
 })
+
+describe('web_fetch with render', () => {
+  it('reads what a JavaScript site builds, while its scripts reach nothing unchecked', async () => {
+    const spa = await startLocalWeb({
+      '/': (_request, response) => {
+        response.setHeader('content-type', 'text/html')
+        response.end(`<!doctype html><html><head><title>App</title></head><body><div id="app">Loading…</div><script>
+          document.getElementById('app').innerHTML = '<article><h1>Built by script</h1><p>' + 'This paragraph only exists after the script ran. '.repeat(20) + '</p></article>'
+          fetch('http://127.0.0.1:${forbidden.port}/pixel.png').catch(() => {})
+          try { new WebSocket('ws://127.0.0.1:${forbidden.port}/') } catch (e) {}
+          try { new Worker('data:text/javascript,fetch("http://127.0.0.1:${forbidden.port}/")') } catch (e) {}
+        </script></body></html>`)
+      },
+    })
+    const rendering = await startTestServer({ TOOLPORT_FETCH_ALLOW_HOSTS: `127.0.0.1:${spa.port}` })
+    try {
+      const plain = await rendering.call('web_fetch', { url: `${spa.url}/` })
+      expect(plain.body.content).not.toContain('only exists after the script ran')
+      const rendered = await rendering.call('web_fetch', { url: `${spa.url}/`, render: true, format: 'text' })
+      expect(rendered.status, JSON.stringify(rendered.body)).toBe(200)
+      expect(rendered.body.content).toContain('This paragraph only exists after the script ran.')
+      expect(rendered.body.title).toBe('App')
+      const refused = await rendering.call('web_fetch', { url: `http://127.0.0.1:${forbidden.port}/`, render: true })
+      expect(refused.status).toBe(403)
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      expect(forbidden.hits).toEqual([])
+    } finally {
+      await rendering.stop()
+      await spa.stop()
+    }
+  })
+})

@@ -3,7 +3,7 @@ import { ToolError } from '../tools/errors'
 import type { Logger } from '../tools/tool'
 import { chromiumArgs, extractChromium } from './extract'
 import { createPagePool } from './pages'
-import { photograph, photographUrl } from './screenshot'
+import { photograph, photographUrl, renderedHtml } from './screenshot'
 import type { BrowserService, BrowserStatus, PdfRenderOptions } from './types'
 
 export interface ChromiumOptions {
@@ -128,6 +128,16 @@ export function createChromiumBrowser(options: ChromiumOptions): BrowserService 
       const page = await context.newPage()
       try {
         return await withDeadline('Loading the page', () => photographUrl(page, target.url, target.checkRequest, shot))
+      } finally {
+        await page.close().catch(() => {})
+      }
+    },
+
+    async renderPage(url, checkRequest) {
+      const { context } = await current()
+      const page = await context.newPage()
+      try {
+        return await withDeadline('Rendering the page', () => renderedHtml(page, url, checkRequest))
       } finally {
         await page.close().catch(() => {})
       }

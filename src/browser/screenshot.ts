@@ -24,16 +24,12 @@ export async function photograph(page: Page, html: string, options: ScreenshotOp
  * off: request interception does not see WebSockets or WebRTC, so a script could reach around the check.
  * The first refusal of the document itself becomes the call's error.
  */
-export async function photographUrl(
-  page: Page,
-  url: string,
-  checkRequest: (url: string) => Promise<void>,
-  options: ScreenshotOptions,
-): Promise<Uint8Array> {
+/**
+ * Sends every request of a page through checkRequest first; other schemes are refused. Returns the
+ * refusal of the main document, if there was one, so the caller can report it instead of a blank page.
+ */
+function guardRequests(page: Page, checkRequest: (url: string) => Promise<void>): () => ToolError | undefined {
   let refusal: ToolError | undefined
-  await page.setJavaScriptEnabled(false)
-  await page.setViewport({ width: options.width, height: options.height })
-  await page.setRequestInterception(true)
   page.on('request', (request: HTTPRequest) => {
     if (request.isInterceptResolutionHandled()) return
     const target = request.url()
@@ -51,12 +47,18 @@ export async function photographUrl(
       },
     )
   })
+  return () => refusal
+}
+
+async function load(page: Page, url: string, refusal: () => ToolError | undefined, waitUntil: 'load' | 'networkidle2') {
   try {
-    const response = await page.goto(url, { waitUntil: 'load', timeout: 0 })
-    if (refusal) throw refusal
+    const response = await page.goto(url, { waitUntil, timeout: 0 })
+    const refused = refusal()
+    if (refused) throw refused
     if (!response) throw new ToolError('connection', `Could not load ${url}.`, { hint: 'Check the URL.' })
   } catch (error) {
-    if (refusal) throw refusal
+    const refused = refusal()
+    if (refused) throw refused
     if (isToolError(error)) throw error
     throw new ToolError(
       'connection',
@@ -67,5 +69,59 @@ export async function photographUrl(
       },
     )
   }
+}
+
+/**
+ * A public page: every request (the document, its redirects, images, styles, frames) passes the same
+ * SSRF check as http_fetch before Chromium may send it. JavaScript stays off here.
+ */
+export async function photographUrl(
+  page: Page,
+  url: string,
+  checkRequest: (url: string) => Promise<void>,
+  options: ScreenshotOptions,
+): Promise<Uint8Array> {
+  await page.setJavaScriptEnabled(false)
+  await page.setViewport({ width: options.width, height: options.height })
+  await page.setRequestInterception(true)
+  const refusal = guardRequests(page, checkRequest)
+  await load(page, url, refusal, 'load')
   return capture(page, options)
+}
+
+// Channels request interception cannot see are removed before any page script runs, in every frame.
+function removeUncheckedChannels(): void {
+  const scope = globalThis as unknown as Record<string, unknown>
+  for (const name of [
+    'WebSocket',
+    'WebTransport',
+    'RTCPeerConnection',
+    'webkitRTCPeerConnection',
+    'Worker',
+    'SharedWorker',
+  ]) {
+    delete scope[name]
+    Object.defineProperty(scope, name, { value: undefined, configurable: false, writable: false })
+  }
+  if ('serviceWorker' in navigator) Object.defineProperty(navigator, 'serviceWorker', { value: undefined })
+}
+
+/**
+ * The DOM of a JavaScript site after its scripts ran (web_fetch render). Scripts may fetch, but only
+ * through intercepted requests, each checked; WebSockets are blocked at the network layer and
+ * removed, with WebRTC and workers, from the page's globals.
+ */
+export async function renderedHtml(
+  page: Page,
+  url: string,
+  checkRequest: (url: string) => Promise<void>,
+): Promise<{ html: string; finalUrl: string }> {
+  const session = await page.createCDPSession()
+  await session.send('Network.enable')
+  await session.send('Network.setBlockedURLs', { urls: ['ws://*', 'wss://*', 'ws:*', 'wss:*'] })
+  await page.evaluateOnNewDocument(removeUncheckedChannels)
+  await page.setRequestInterception(true)
+  const refusal = guardRequests(page, checkRequest)
+  await load(page, url, refusal, 'networkidle2')
+  return { html: await page.content(), finalUrl: page.url() }
 }

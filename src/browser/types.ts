@@ -46,6 +46,12 @@ export interface BrowserService {
    * requests. A URL loads with JavaScript on, and every request it makes goes through checkRequest.
    */
   screenshot(target: ScreenshotTarget, options: ScreenshotOptions, signal?: AbortSignal): Promise<Uint8Array>
+  /** The HTML of a page after its JavaScript ran, every request checked (web_fetch with render). */
+  renderPage(
+    url: string,
+    checkRequest: (url: string) => Promise<void>,
+    signal?: AbortSignal,
+  ): Promise<{ html: string; finalUrl: string }>
   /**
    * Renders untrusted HTML to PDF with JavaScript off and every request except data: and about:
    * refused. Throws ToolError unavailable when Chromium cannot start, timeout when rendering hangs.

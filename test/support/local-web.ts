@@ -29,6 +29,11 @@ export async function startLocalWeb(routes: Record<string, Route>): Promise<Loca
       }
     })
   })
+  // WebSocket handshakes arrive as upgrades, not requests: they count as hits too.
+  server.on('upgrade', (request, socket) => {
+    hits.push({ method: request.method ?? '', url: request.url ?? '', headers: request.headers, body: '' })
+    socket.destroy()
+  })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const port = (server.address() as AddressInfo).port
   return {

@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { decodeTextBody, parseContentType } from '../../web/content-type'
-import { extractReadable } from '../../web/readable'
+import { extractReadable, type ReadablePage } from '../../web/readable'
 import { ToolError } from '../errors'
 import { cutToJsonBudget } from '../files/text'
 import { defineTool } from '../tool'
@@ -24,6 +24,10 @@ export const webFetch = defineTool({
       .max(90_000)
       .default(20_000)
       .describe('Longest content returned. Default: 20,000.'),
+    render: z
+      .boolean()
+      .default(false)
+      .describe('Run the page in a browser first, for sites that build their content with JavaScript. Slower.'),
   }),
   output: z.object({
     url: z.string(),
@@ -38,7 +42,18 @@ export const webFetch = defineTool({
     truncated: z.boolean(),
     hint: z.string().optional(),
   }),
-  async run(input, { http, signal }) {
+  async run(input, { http, browser, signal }) {
+    if (input.render) {
+      if (!browser) {
+        throw new ToolError('unavailable', 'No browser is available to render pages on this server.', {
+          hint: 'Call web_fetch without render; most pages have their text in the HTML already.',
+        })
+      }
+      const client = requireHttp(http)
+      await client.check(input.url)
+      const rendered = await browser.renderPage(input.url, (url) => client.check(url), signal)
+      return shape(input, extractReadable(rendered.html, rendered.finalUrl), rendered.finalUrl, 200, false)
+    }
     const response = await requireHttp(http).request({
       url: input.url,
       headers: { accept: 'text/html,application/xhtml+xml,text/plain;q=0.8,*/*;q=0.5' },
@@ -59,30 +74,38 @@ export const webFetch = defineTool({
       )
     }
     const isHtml = htmlTypes.has(parseContentType(contentType).mediaType) || /^\s*<(!doctype html|html)/i.test(body)
-    const page = isHtml ? extractReadable(body, response.finalUrl) : undefined
-    const content = page
-      ? input.format === 'html'
-        ? page.html
-        : input.format === 'text'
-          ? page.text
-          : page.markdown
-      : body
-    const cut = cutToJsonBudget(content, input.max_chars)
-    const truncated = cut.length < content.length || response.truncated
-    return {
-      url: input.url,
-      final_url: response.finalUrl,
-      status_code: response.status,
-      title: page?.title ?? '',
-      ...(page?.byline ? { byline: page.byline } : {}),
-      ...(page?.siteName ? { site_name: page.siteName } : {}),
-      format: input.format,
-      content: cut,
-      length: content.length,
-      truncated,
-      ...(truncated
-        ? { hint: `The content was cut at ${input.max_chars} characters; raise max_chars (up to 90,000) for more.` }
-        : {}),
-    }
+    const page = isHtml ? extractReadable(body, response.finalUrl) : { raw: body }
+    return shape(input, page, response.finalUrl, response.status, response.truncated)
   },
 })
+
+type Input = { url: string; format: 'markdown' | 'text' | 'html'; max_chars: number }
+
+/** The answer for an extracted page (or a plain-text body), cut to max_chars. */
+function shape(input: Input, page: ReadablePage | { raw: string }, finalUrl: string, status: number, bodyCut: boolean) {
+  const readable = 'raw' in page ? undefined : page
+  const content = readable
+    ? input.format === 'html'
+      ? readable.html
+      : input.format === 'text'
+        ? readable.text
+        : readable.markdown
+    : (page as { raw: string }).raw
+  const cut = cutToJsonBudget(content, input.max_chars)
+  const truncated = cut.length < content.length || bodyCut
+  return {
+    url: input.url,
+    final_url: finalUrl,
+    status_code: status,
+    title: readable?.title ?? '',
+    ...(readable?.byline ? { byline: readable.byline } : {}),
+    ...(readable?.siteName ? { site_name: readable.siteName } : {}),
+    format: input.format,
+    content: cut,
+    length: content.length,
+    truncated,
+    ...(truncated
+      ? { hint: `The content was cut at ${input.max_chars} characters; raise max_chars (up to 90,000) for more.` }
+      : {}),
+  }
+}
