@@ -74,6 +74,23 @@ describe('asynchronous jobs', () => {
     expect(finished.started_at).not.toBeNull()
   })
 
+  it('runs pdf_generation as a job and hands over the file', async () => {
+    const response = await submit(
+      server,
+      'pdf_generation',
+      { content: 'A report made later.', content_type: 'text' },
+      { key: keyA },
+    )
+    expect(response.status).toBe(202)
+    const finished = await poll((await response.json()).status_url, keyA)
+    expect(finished.status, JSON.stringify(finished.error)).toBe('succeeded')
+    const [file] = finished.result.files
+    expect(file.mime_type).toBe('application/pdf')
+    const pdf = new Uint8Array(await (await fetch(file.url)).arrayBuffer())
+    expect(new TextDecoder().decode(pdf.subarray(0, 5))).toBe('%PDF-')
+    expect(pdf.byteLength).toBe(file.size)
+  })
+
   it('also accepts Prefer: respond-async, and still validates the input at once', async () => {
     const response = await fetch(`${server.url}/v1/tools/write_file`, {
       method: 'POST',

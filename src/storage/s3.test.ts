@@ -1,3 +1,4 @@
+import { createServer } from 'node:http'
 import { HeadObjectCommand } from '@aws-sdk/client-s3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type S3rverInstance, s3rverCredentials, startS3rver } from '../../test/support/s3rver'
@@ -94,5 +95,45 @@ describe('s3 storage', () => {
       })
     }
     expect(Date.now() - started).toBeLessThan(10_000)
+  })
+})
+
+describe('lifecycle tags', () => {
+  it('tags generated outputs and job records for the bucket lifecycle rule, nothing else', async () => {
+    const { lifecycleTagOf } = await import('./s3')
+    expect(lifecycleTagOf('tenants/t/workspaces/w/outputs/report.pdf')).toBe('toolport-lifecycle=output')
+    expect(lifecycleTagOf('tenants/t/jobs/0000-1111.json')).toBe('toolport-lifecycle=output')
+    expect(lifecycleTagOf('tenants/t/workspaces/w/src/outputs.ts')).toBeUndefined()
+    expect(lifecycleTagOf('tenants/t/workspaces/w/notes/outputs/x')).toBeUndefined()
+  })
+
+  // s3rver accepts x-amz-tagging but does not store it, so the request itself is checked here.
+  it('sends the tag on PutObject for outputs only', async () => {
+    const seen: Array<{ url: string; tagging: string | undefined }> = []
+    const endpoint = createServer((request, response) => {
+      seen.push({ url: request.url ?? '', tagging: request.headers['x-amz-tagging'] as string | undefined })
+      request.resume()
+      request.on('end', () => {
+        response.setHeader('ETag', '"abc"')
+        response.end()
+      })
+    })
+    await new Promise<void>((resolve) => endpoint.listen(0, '127.0.0.1', resolve))
+    try {
+      const { port } = endpoint.address() as { port: number }
+      const store = createS3Storage({
+        bucket: 'b',
+        endpoint: `http://127.0.0.1:${port}`,
+        region: 'us-east-1',
+        forcePathStyle: true,
+        credentials: s3rverCredentials,
+        maxAttempts: 1,
+      })
+      await store.put('tenants/t/workspaces/w/outputs/a.txt', 'x')
+      await store.put('tenants/t/workspaces/w/keep.txt', 'y')
+      expect(seen.map((request) => request.tagging)).toEqual(['toolport-lifecycle=output', undefined])
+    } finally {
+      endpoint.close()
+    }
   })
 })

@@ -136,11 +136,12 @@ export function createS3Storage(options: S3StorageOptions): ObjectStore {
     async put(key: string, body: ObjectBody, putOptions: PutOptions = {}): Promise<ObjectInfo> {
       const Key = objectKey(key)
       const ContentType = putOptions.contentType
+      const Tagging = lifecycleTagOf(key)
       if (!(body instanceof ReadableStream)) {
         const bytes = typeof body === 'string' ? new TextEncoder().encode(body) : body
         try {
           const output = await client.send(
-            new PutObjectCommand({ Bucket, Key, Body: bytes, ContentLength: bytes.byteLength, ContentType }),
+            new PutObjectCommand({ Bucket, Key, Body: bytes, ContentLength: bytes.byteLength, ContentType, Tagging }),
           )
           return { key, size: bytes.byteLength, etag: etagOf(output.ETag), lastModified: new Date() }
         } catch (error) {
@@ -150,7 +151,10 @@ export function createS3Storage(options: S3StorageOptions): ObjectStore {
       // PutObject needs a known length; Upload buffers parts and switches to multipart for large bodies.
       const tracked = trackBody(body)
       try {
-        const output = await new Upload({ client, params: { Bucket, Key, Body: tracked.stream, ContentType } }).done()
+        const output = await new Upload({
+          client,
+          params: { Bucket, Key, Body: tracked.stream, ContentType, Tagging },
+        }).done()
         return { key, size: tracked.state.size, etag: etagOf(output.ETag), lastModified: new Date() }
       } catch (error) {
         // The caller's own stream failing (e.g. a size limit) keeps its error; it is not an S3 outage.
@@ -264,6 +268,16 @@ function normalizeBasePrefix(prefix: string | undefined): string {
 }
 
 /** x-amz-copy-source is URL-encoded: a raw '+' would be read as a space, '?' and '#' would cut the key. */
+/**
+ * Generated files (outputs/ of a workspace) and job records are tagged so the bucket's lifecycle rule
+ * (infra/aws, tag toolport-lifecycle=output) expires them; everything else is kept.
+ */
+export function lifecycleTagOf(key: string): string | undefined {
+  return /(^|\/)workspaces\/[^/]+\/outputs\/|(^|\/)jobs\/[^/]+\.json$/.test(key)
+    ? 'toolport-lifecycle=output'
+    : undefined
+}
+
 export function copySourceOf(bucket: string, key: string): string {
   return `${bucket}/${encodeURIComponent(key).replaceAll('%2F', '/')}`
 }
