@@ -24,6 +24,7 @@ import { ToolError } from './tools/errors'
 import { selectTools } from './tools/index'
 import { noServices, type ToolServices } from './tools/services'
 import type { Logger, Tool } from './tools/tool'
+import { createTenantQuota } from './workspace/quota'
 
 export const serviceVersion = '0.1.0'
 
@@ -66,7 +67,14 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
     publicUrl: config.links.publicUrl,
     fallbackUrl: config.publicUrl,
   })
-  const services: ToolServices = { ...noServices, ...deps.services, links: deps.services?.links ?? links }
+  const quotaBytes = config.operations.tenantQuotaBytes
+  const services: ToolServices = {
+    ...noServices,
+    ...deps.services,
+    links: deps.services?.links ?? links,
+    // The usage cache lives with this app, not in the module: two apps in one process never share it.
+    quota: deps.services?.quota ?? (quotaBytes ? createTenantQuota({ limitBytes: quotaBytes }) : undefined),
+  }
   const app = new OpenAPIHono<AppEnv>({
     defaultHook: (result) => {
       if (!result.success) throw validationError(result.error, result.target === 'query' ? 'query parameter' : 'input')
@@ -124,9 +132,15 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   registerJobRoutes(app, jobs, config.links.publicUrl)
 
   registerFileRoutes(app, storage, signer)
+  // Synchronous calls (REST, MCP) get the per-call deadline; ?async=true jobs run without it.
+  const callLimits = {
+    maxFileBytes: config.maxFileBytes,
+    maxResponseChars: config.maxResponseChars,
+    ...(config.operations.callTimeoutSeconds ? { callTimeoutMs: config.operations.callTimeoutSeconds * 1000 } : {}),
+  }
   registerToolRoutes(app, tools, {
     storage,
-    limits: { maxFileBytes: config.maxFileBytes, maxResponseChars: config.maxResponseChars },
+    limits: callLimits,
     maxBodyBytes: config.maxBodyBytes,
     log,
     services,
@@ -137,7 +151,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   const limits = { maxFileBytes: config.maxFileBytes, maxResponseChars: config.maxResponseChars }
   registerMcpRoute(app, tools, {
     storage,
-    limits,
+    limits: callLimits,
     maxBodyBytes: config.maxBodyBytes,
     log,
     services,

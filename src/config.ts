@@ -71,6 +71,10 @@ export interface OperationsConfig {
   /** How long SIGTERM waits for calls in flight. */
   shutdownGraceSeconds: number
   metrics: boolean
+  /** TOOLPORT_TENANT_QUOTA_BYTES: bytes each tenant may store; undefined: unlimited. */
+  tenantQuotaBytes?: number | undefined
+  /** TOOLPORT_CALL_TIMEOUT_SECONDS: deadline of a call whose tool has no timeout of its own. */
+  callTimeoutSeconds?: number
 }
 
 export interface WebConfig {
@@ -157,6 +161,8 @@ const environmentSchema = z.object({
   TOOLPORT_CORS_ORIGINS: z.string().optional(),
   TOOLPORT_SHUTDOWN_GRACE_SECONDS: z.coerce.number().int().min(0).max(3600).default(25),
   TOOLPORT_METRICS: boolean.default(true),
+  TOOLPORT_TENANT_QUOTA_BYTES: positiveInteger.optional(),
+  TOOLPORT_CALL_TIMEOUT_SECONDS: positiveInteger.max(86_400).default(300),
   TOOLPORT_SYNC_TIMEOUT_SECONDS: z.coerce.number().min(0).max(3600).default(40),
   TOOLPORT_JOB_TTL_SECONDS: positiveInteger.min(60).default(86_400),
   TOOLPORT_JOB_CONCURRENCY: positiveInteger.max(256).default(4),
@@ -387,6 +393,8 @@ export function loadConfig(env: Record<string, string | undefined>, options: Loa
       corsOrigins: corsOrigins(values.TOOLPORT_CORS_ORIGINS),
       shutdownGraceSeconds: values.TOOLPORT_SHUTDOWN_GRACE_SECONDS,
       metrics: values.TOOLPORT_METRICS,
+      tenantQuotaBytes: values.TOOLPORT_TENANT_QUOTA_BYTES,
+      callTimeoutSeconds: values.TOOLPORT_CALL_TIMEOUT_SECONDS,
     },
     web: {
       allowHosts: (values.TOOLPORT_FETCH_ALLOW_HOSTS ?? '')

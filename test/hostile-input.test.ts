@@ -148,6 +148,97 @@ describe('hostile bodies on every offline tool (property-based)', () => {
   })
 })
 
+// Schema-valid calls: a small JSON Schema -> fast-check generator (the subset the catalog uses).
+const readOnly = new Set(['read_file', 'list_files', 'get_env', 'system_info'])
+const int32 = 2 ** 31 - 1
+// Paths come from a small safe alphabet so valid calls hit the same few files and folders.
+const seededFiles = ['a', 'x.txt', 'dir/n.md', 'b/a/x.txt']
+const safePath = fc.oneof(
+  fc.constantFrom(...seededFiles),
+  fc
+    .array(fc.constantFrom('a', 'b', 'dir', 'x.txt', 'n.md'), { minLength: 1, maxLength: 3 })
+    .map((segments) => segments.join('/')),
+)
+const pathFields = new Set(['path', 'working_directory'])
+
+// biome-ignore lint/suspicious/noExplicitAny: JSON Schema walking
+function validValue(schema: any, field = ''): fc.Arbitrary<unknown> {
+  if (Array.isArray(schema?.enum)) return fc.constantFrom(...schema.enum)
+  if (schema?.const !== undefined) return fc.constant(schema.const)
+  const options = schema?.anyOf ?? schema?.oneOf
+  // biome-ignore lint/suspicious/noExplicitAny: JSON Schema walking
+  if (Array.isArray(options)) return fc.oneof(...options.map((option: any) => validValue(option, field)))
+  const type = Array.isArray(schema?.type) ? schema.type[0] : schema?.type
+  switch (type) {
+    case 'string': {
+      const minLength = schema.minLength ?? 0
+      const maxLength = Math.min(schema.maxLength ?? 40, Math.max(minLength, 40))
+      if (pathFields.has(field)) return minLength === 0 ? fc.oneof(fc.constant(''), safePath) : safePath
+      if (field === 'glob') return fc.constantFrom('*', '**/*', '*.txt', 'a*', '{a,b}')
+      return fc.string({ minLength, maxLength })
+    }
+    case 'integer': {
+      // Mostly small values (line numbers within the seeded files), sometimes anywhere up to the maximum.
+      const min = Math.max(schema.minimum ?? -1000, -int32)
+      const max = Math.min(schema.maximum ?? int32, int32)
+      return fc.oneof(fc.integer({ min, max: Math.min(max, min + 4) }), fc.integer({ min, max }))
+    }
+    case 'number':
+      return fc.double({ min: schema.minimum ?? -1e6, max: schema.maximum ?? 1e6, noNaN: true })
+    case 'boolean':
+      return fc.boolean()
+    case 'null':
+      return fc.constant(null)
+    case 'array': {
+      const minLength = schema.minItems ?? 0
+      const maxLength = Math.min(schema.maxItems ?? 4, minLength + 3)
+      return fc.array(validValue(schema.items ?? {}), { minLength, maxLength })
+    }
+    case 'object':
+      return validObject(schema)
+    default:
+      return fc.constant(null)
+  }
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: JSON Schema walking
+function validObject(schema: any): fc.Arbitrary<Record<string, unknown>> {
+  const properties: Record<string, unknown> = schema?.properties ?? {}
+  const record = Object.fromEntries(Object.entries(properties).map(([name, sub]) => [name, validValue(sub, name)]))
+  return fc.record(record, { requiredKeys: schema?.required ?? [] }) as fc.Arbitrary<Record<string, unknown>>
+}
+
+async function snapshot(prefix: string): Promise<string[]> {
+  const keys: string[] = []
+  let cursor: string | undefined
+  do {
+    const page = await server.storage.list(prefix, cursor ? { cursor } : {})
+    keys.push(...page.objects.map((object) => `${object.key} ${object.etag} ${object.size}`))
+    cursor = page.cursor
+  } while (cursor)
+  return keys
+}
+
+describe('schema-valid inputs on every offline tool (property-based)', () => {
+  it('never answers 5xx; 4xx are problem+json; read-only tools change nothing', async () => {
+    const prefix = 'tenants/default/workspaces/valid/'
+    for (const path of seededFiles) {
+      await server.storage.put(`${prefix}${path}`, 'one\ntwo a b\nthree\n')
+    }
+    for (const tool of offline) {
+      await fc.assert(
+        fc.asyncProperty(validObject(schemas[tool]), async (input) => {
+          const before = readOnly.has(tool) ? await snapshot(prefix) : []
+          const result = await post(tool, JSON.stringify(input), 'valid')
+          assertWellFormed(result, `${tool} ${JSON.stringify(input).slice(0, 200)}`)
+          if (readOnly.has(tool)) expect(await snapshot(prefix), tool).toEqual(before)
+        }),
+        { numRuns: 30, seed: 42 },
+      )
+    }
+  })
+})
+
 describe('hostile connections', () => {
   it('survives malformed requests on raw sockets and keeps serving', async () => {
     const { port } = new URL(server.url)

@@ -37,6 +37,7 @@ export const skipReasons = {
   deletedInStorage: 'deleted in storage during the run; not restored',
   unreadable: 'not readable',
   vanished: 'removed during the commit',
+  overQuota: 'over the tenant storage quota; not saved',
   tooLarge: (limit: number) => `larger than ${limit} bytes`,
 }
 
@@ -99,8 +100,12 @@ export async function commitChanges(input: CommitInput): Promise<SyncResult> {
     try {
       etag = (await storage.put(key, read.bytes)).etag
     } catch (error) {
-      // A driver conflict (say, an object where a folder is needed) concerns this file only.
+      // A driver conflict (say, an object where a folder is needed) concerns this file only; so does the
+      // tenant quota (TOOLPORT_TENANT_QUOTA_BYTES): the file is skipped with a note, the run still succeeds.
       if (error instanceof ToolError && error.code === 'conflict') return skip(path, error.message)
+      if (error instanceof ToolError && error.code === 'size_exceeded') {
+        return skip(path, `${skipReasons.overQuota}: ${error.message}`)
+      }
       throw error
     }
     manifest.set(path, entryOf(etag, read.stats))

@@ -3,6 +3,7 @@ import type { FileLinks } from '../files/links'
 import type { ShellService } from '../sandbox/shell-service'
 import type { HttpClient } from '../web/http'
 import type { SearchProvider } from '../web/search'
+import type { TenantQuota } from '../workspace/quota'
 
 /** Facts about the machine for system_info; supplied by the runtime (Node, Lambda, Workers). */
 export interface SystemInfo {
@@ -36,6 +37,8 @@ export interface ToolServices {
   browser: BrowserService | undefined
   /** Download links for generated files (signed tokens, or presigned S3 URLs). */
   links: FileLinks | undefined
+  /** TOOLPORT_TENANT_QUOTA_BYTES with its usage cache; owned by the app (createApp), unset: unlimited. */
+  quota?: TenantQuota | undefined
 }
 
 export const noServices: ToolServices = {

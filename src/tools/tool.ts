@@ -21,6 +21,8 @@ export interface ToolLimits {
   maxFileBytes: number
   /** Largest serialized response, in characters. */
   maxResponseChars: number
+  /** TOOLPORT_CALL_TIMEOUT_SECONDS in ms: deadline of a call whose tool sets none (unset: no deadline). */
+  callTimeoutMs?: number
 }
 
 /** Progress a tool reports while it runs; streamed to clients that asked for text/event-stream. */
@@ -55,6 +57,11 @@ export interface Tool<Input extends AnyZodObject = AnyZodObject, Output extends 
    * these, and the tool title alone cannot tell two calls apart. Defaults to the title.
    */
   callTitle?(input: z.output<Input>): string
+  /**
+   * The call's own deadline in ms (e.g. execute_command: its timeout_seconds plus a margin), used instead
+   * of limits.callTimeoutMs so a tool's longer timeout is respected.
+   */
+  deadlineMs?(input: z.output<Input>): number
 }
 
 /** The title of one call; a callTitle that fails must not fail the call it only names. */

@@ -1,6 +1,7 @@
 import type { ObjectInfo, ObjectStore } from '../storage/store'
 import { ToolError } from '../tools/errors'
 import { isValidIdentifier, normalizeWorkspacePath } from './paths'
+import { quotaStore, type TenantQuota } from './quota'
 
 export interface WorkspaceEntry {
   /** Path relative to the workspace root. */
@@ -68,8 +69,23 @@ function baseName(path: string): string {
   return path.slice(path.lastIndexOf('/') + 1)
 }
 
-export function createWorkspace(storage: ObjectStore, tenant: string, workspaceId: string): Workspace {
+export interface WorkspaceOptions {
+  /**
+   * TOOLPORT_TENANT_QUOTA_BYTES: every write through this workspace (writeFile, and tools such as the
+   * sandbox sync-back that put through workspace.storage) is checked against the tenant's quota.
+   */
+  quota?: TenantQuota | undefined
+}
+
+export function createWorkspace(
+  backing: ObjectStore,
+  tenant: string,
+  workspaceId: string,
+  options: WorkspaceOptions = {},
+): Workspace {
   const prefix = workspacePrefix(tenant, workspaceId)
+  // Over quota, the wrapped put throws size_exceeded (413) before anything is written.
+  const storage = options.quota ? quotaStore(backing, tenant, options.quota) : backing
   const keyOf = (path: string) => prefix + path
 
   async function isFolder(path: string): Promise<boolean> {

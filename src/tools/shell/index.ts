@@ -14,6 +14,8 @@ const FileChange = z.object({
 // Most changed-file entries one response lists; the count is always complete.
 const maxListedChanges = 200
 const responseOverhead = 3_000
+/** Time for checkout and sync-back on top of timeout_seconds before the per-call deadline ends the call. */
+const deadlineMarginSeconds = 120
 
 export const executeCommand = defineTool({
   name: 'execute_command',
@@ -60,6 +62,8 @@ export const executeCommand = defineTool({
     limit_exceeded: z.string().optional().describe('The sandbox limit that stopped the command, if any.'),
     hint: z.string().optional(),
   }),
+  // The per-call deadline must not cut the command's own timeout short: checkout and sync-back get a margin.
+  deadlineMs: (input) => (input.timeout_seconds + deadlineMarginSeconds) * 1000,
   async run(input, { shell, workspace, limits, signal, emit }) {
     if (!shell) {
       throw new ToolError('unavailable', 'No command sandbox is available on this server.', {
