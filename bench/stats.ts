@@ -27,20 +27,42 @@ export interface Row {
   target?: number
 }
 
+/** Every table printed in this process, in order, as markdown lines; run.ts writes them to RESULTS.md. */
+export const tables: { title: string; lines: string[] }[] = []
+/** Free-form notes (warm-up, missed targets and why) written under the tables. */
+export const notes: string[] = []
+
+export function note(text: string): void {
+  console.log(text)
+  notes.push(text)
+}
+
+/** Prints a markdown table and keeps it for RESULTS.md. */
+export function printRows(title: string, header: string[], align: ('l' | 'r')[], rows: string[][]): void {
+  const lines = [
+    `| ${header.join(' | ')} |`,
+    `| ${align.map((side) => (side === 'r' ? '---:' : '---')).join(' | ')} |`,
+    ...rows.map((cells) => `| ${cells.join(' | ')} |`),
+  ]
+  console.log(`\n## ${title}\n`)
+  for (const line of lines) console.log(line)
+  tables.push({ title, lines })
+}
+
 export function printTable(title: string, rows: Row[]): void {
   const format = (value: number) => `${value.toFixed(2)} ms`
-  console.log(`\n## ${title}\n`)
-  console.log('| what | p50 | p90 | min | max | n | ratio (p50) | target |')
-  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |')
-  for (const row of rows) {
-    const ratio = row.baseline ? `${(row.stats.p50 / row.baseline.p50).toFixed(2)}×` : ''
-    const verdict =
-      row.baseline && row.target
-        ? `≤ ${row.target}× ${row.stats.p50 / row.baseline.p50 <= row.target ? 'met' : 'MISSED'}`
-        : ''
-    const { p50, p90, min, max, samples } = row.stats
-    console.log(
-      `| ${row.name} | ${format(p50)} | ${format(p90)} | ${format(min)} | ${format(max)} | ${samples} | ${ratio} | ${verdict} |`,
-    )
-  }
+  printRows(
+    title,
+    ['what', 'p50', 'p90', 'min', 'max', 'n', 'ratio (p50)', 'target'],
+    ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'l'],
+    rows.map((row) => {
+      const ratio = row.baseline ? `${(row.stats.p50 / row.baseline.p50).toFixed(2)}×` : ''
+      const verdict =
+        row.baseline && row.target
+          ? `≤ ${row.target}× ${row.stats.p50 / row.baseline.p50 <= row.target ? 'met' : 'MISSED'}`
+          : ''
+      const { p50, p90, min, max, samples } = row.stats
+      return [row.name, format(p50), format(p90), format(min), format(max), String(samples), ratio, verdict]
+    }),
+  )
 }

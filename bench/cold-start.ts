@@ -1,0 +1,139 @@
+// Cold start: a fresh `node` imports the built Lambda bundle and serves its first read_file (an API
+// Gateway v2 event, s3rver storage), against a bare Hono Lambda handler (hono/aws-lambda `handle`)
+// that reads the same object with the AWS SDK, also bundled, in a fresh `node`. Median of 5 each.
+import { execFile } from 'node:child_process'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import { build } from 'esbuild'
+import { buildLambda } from '../scripts/build-targets.mjs'
+import { createS3Storage } from '../src/storage/s3'
+import { lambdaEvent } from '../test/support/lambda-events'
+import { s3rverCredentials, startS3rver } from '../test/support/s3rver'
+import { note, printTable, summarize } from './stats'
+import { benchKey, fileContent } from './support/http-constants'
+
+const run = promisify(execFile)
+const trials = Number(process.env.BENCH_TRIALS ?? 5)
+const objectKey = 'tenants/bench/workspaces/bench/bench.txt'
+
+// Runs in a fresh node: import the bundle (init included), then one invocation; prints the timings.
+const probe = `
+const started = performance.now()
+const bundle = await import(process.argv[1])
+const imported = performance.now()
+const result = await bundle.handler(JSON.parse(process.argv[2]), {})
+const answered = performance.now()
+console.log(JSON.stringify({ importMs: imported - started, totalMs: answered - started, status: result.statusCode, body: result.body }))
+`
+
+const bareSource = `
+import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3'
+import { Hono } from 'hono'
+import { handle } from 'hono/aws-lambda'
+const s3 = new S3Client({ region: process.env.TOOLPORT_S3_REGION, endpoint: process.env.TOOLPORT_S3_ENDPOINT,
+  forcePathStyle: true })
+const app = new Hono()
+app.post('/v1/tools/read_file', async (c) => {
+  if (c.req.header('authorization') !== 'Bearer ' + process.env.BENCH_KEY) return c.json({ error: 'unauthorized' }, 401)
+  const { path } = await c.req.json()
+  const workspace = c.req.query('workspace')
+  const object = await s3.send(new GetObjectCommand({ Bucket: process.env.TOOLPORT_S3_BUCKET,
+    Key: 'tenants/bench/workspaces/' + workspace + '/' + path }))
+  return c.json({ path, content: await object.Body.transformToString() })
+})
+export const handler = handle(app)
+`
+
+const folder = await mkdtemp(join(tmpdir(), 'toolport-bench-cold-'))
+const s3 = await startS3rver()
+try {
+  await buildLambda({ outdir: join(folder, 'toolport'), copyExternals: false })
+  await build({
+    stdin: { contents: bareSource, resolveDir: process.cwd(), loader: 'ts' },
+    outfile: join(folder, 'bare', 'index.mjs'),
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    minify: true,
+    // As the toolport build: CommonJS dependencies require() Node built-ins.
+    banner: {
+      js: "import { createRequire as __benchRequire } from 'node:module';const require = __benchRequire(import.meta.url);",
+    },
+    logLevel: 'warning',
+  })
+  await createS3Storage({
+    bucket: s3.bucket,
+    endpoint: s3.endpoint,
+    region: 'us-east-1',
+    forcePathStyle: true,
+    credentials: s3rverCredentials,
+  }).put(objectKey, fileContent)
+  const env = {
+    PATH: process.env.PATH,
+    TMPDIR: folder,
+    TOOLPORT_S3_BUCKET: s3.bucket,
+    TOOLPORT_S3_ENDPOINT: s3.endpoint,
+    TOOLPORT_S3_REGION: 'us-east-1',
+    TOOLPORT_S3_FORCE_PATH_STYLE: 'true',
+    TOOLPORT_API_KEYS: `bench=${benchKey}`,
+    TOOLPORT_DATA_DIR: join(folder, 'data'),
+    TOOLPORT_WORK_DIR: join(folder, 'work'),
+    TOOLPORT_LOG_LEVEL: 'silent',
+    AWS_ACCESS_KEY_ID: s3rverCredentials.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: s3rverCredentials.secretAccessKey,
+    BENCH_KEY: benchKey,
+  }
+  const event = JSON.stringify(
+    lambdaEvent('http-api-v2', {
+      method: 'POST',
+      path: '/v1/tools/read_file',
+      query: { workspace: 'bench' },
+      body: { path: 'bench.txt' },
+      key: benchKey,
+    }),
+  )
+  async function once(file: string) {
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', probe, file, event], {
+      cwd: folder,
+      env,
+    })
+    const result = JSON.parse(stdout.trim().split('\n').at(-1) as string)
+    if (result.status !== 200 || !String(result.body).includes('toolport benchmark line')) {
+      throw new Error(`${file} answered ${result.status}: ${result.body}`)
+    }
+    return result as { importMs: number; totalMs: number }
+  }
+  const toolportFile = join(folder, 'toolport', 'index.mjs')
+  const bareFile = join(folder, 'bare', 'index.mjs')
+  // Warm-up (discarded): one run each, so both find the bundle in the page cache.
+  await once(bareFile)
+  await once(toolportFile)
+  const bare: { importMs: number; totalMs: number }[] = []
+  const toolport: { importMs: number; totalMs: number }[] = []
+  for (let index = 0; index < trials; index++) {
+    bare.push(await once(bareFile))
+    toolport.push(await once(toolportFile))
+  }
+  const bareTotal = summarize(bare.map((entry) => entry.totalMs))
+  const toolportTotal = summarize(toolport.map((entry) => entry.totalMs))
+  printTable(`cold start: fresh \`node\`, import + first \`read_file\` (API Gateway v2, s3rver), ${trials} runs`, [
+    { name: 'bare Hono `handle` + S3 GetObject: import', stats: summarize(bare.map((entry) => entry.importMs)) },
+    { name: 'bare Hono `handle` + S3 GetObject: import + first call', stats: bareTotal },
+    { name: 'toolport Lambda bundle: import', stats: summarize(toolport.map((entry) => entry.importMs)) },
+    { name: 'toolport Lambda bundle: import + first call', stats: toolportTotal, baseline: bareTotal, target: 3 },
+  ])
+  note(
+    'cold start: each run is a fresh node process (so every run is cold); one discarded run of each bundle first warms the page cache. Node start-up itself is outside the timings.',
+  )
+  if (toolportTotal.p50 / bareTotal.p50 > 3) {
+    note(
+      `cold start MISSED (${(toolportTotal.p50 / bareTotal.p50).toFixed(2)}×): the toolport bundle is much larger (full tool catalog, OpenAPI schemas, config and secrets loading) than a one-route handler.`,
+    )
+  }
+} finally {
+  await s3.stop()
+  await rm(folder, { recursive: true, force: true })
+}
