@@ -1,4 +1,5 @@
 import { OpenAPIHono } from '@hono/zod-openapi'
+import { createApprovalStore } from './approvals/approvals'
 import { createAuthenticator } from './auth'
 import type { Config } from './config'
 import { createFileLinks } from './files/links'
@@ -6,6 +7,7 @@ import { createLinkSigner, randomSecret } from './files/signing'
 import { type AppJobRunnerDeps, createAppJobRunner } from './jobs/app-runner'
 import type { JobRunner } from './jobs/runner'
 import type { Metrics } from './observability/metrics'
+import { registerApprovalRoutes } from './routes/approvals'
 import { registerCatalogRoute } from './routes/catalog'
 import { registerContextRoute } from './routes/context'
 import { type DocsAssetLoader, registerDocsRoutes } from './routes/docs'
@@ -138,6 +140,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
     maxResponseChars: config.maxResponseChars,
     ...(config.operations.callTimeoutSeconds ? { callTimeoutMs: config.operations.callTimeoutSeconds * 1000 } : {}),
   }
+  const approvalStore = createApprovalStore(storage)
   registerToolRoutes(app, tools, {
     storage,
     limits: callLimits,
@@ -146,7 +149,16 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
     services,
     jobs,
     syncTimeoutMs: config.jobs.syncTimeoutSeconds * 1000,
+    approvals: {
+      store: approvalStore,
+      storage,
+      limits: callLimits,
+      services,
+      ttlSeconds: config.approvals?.ttlSeconds ?? 3600,
+      publicUrl: config.links.publicUrl,
+    },
   })
+  registerApprovalRoutes(app, { store: approvalStore, tools, storage, limits: callLimits, log, services })
   registerCatalogRoute(app, tools)
   const limits = { maxFileBytes: config.maxFileBytes, maxResponseChars: config.maxResponseChars }
   registerMcpRoute(app, tools, {

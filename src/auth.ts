@@ -1,5 +1,6 @@
 import type { ApiKey } from './config'
 import { ToolError } from './tools/errors'
+import type { Effect } from './tools/tool'
 
 /** Who is calling: a tenant, and the tools its key may use (undefined: every enabled tool). */
 export interface Principal {
@@ -7,6 +8,8 @@ export interface Principal {
   id: string
   tenant: string
   tools: ReadonlySet<string> | undefined
+  /** Effects whose calls wait for an approval (POST /v1/approvals/{id}); empty: none. */
+  requireApproval: ReadonlySet<Effect>
 }
 
 export interface Authenticator {
@@ -39,7 +42,12 @@ const unauthenticated = (message: string) =>
  * every call, so neither the key's length nor its position in the list shows in the timing.
  */
 export function createAuthenticator(keys: readonly ApiKey[]): Authenticator {
-  const anonymous: Principal = { id: 'anonymous', tenant: 'default', tools: undefined }
+  const anonymous: Principal = {
+    id: 'anonymous',
+    tenant: 'default',
+    tools: undefined,
+    requireApproval: new Set(),
+  }
   const hashed = Promise.all(
     keys.map(async (apiKey, index) => ({
       digest: await digest(apiKey.key),
@@ -47,6 +55,7 @@ export function createAuthenticator(keys: readonly ApiKey[]): Authenticator {
         id: `key-${index + 1}`,
         tenant: apiKey.tenant,
         tools: apiKey.tools ? new Set(apiKey.tools) : undefined,
+        requireApproval: new Set(apiKey.require_approval ?? []),
       },
     })),
   )

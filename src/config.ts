@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { parseRateLimit, type RateLimit } from './routes/rate-limit'
+import type { Effect } from './tools/tool'
 import { isValidIdentifier } from './workspace/paths'
 
 /**
@@ -11,6 +12,8 @@ export interface ApiKey {
   key: string
   /** When set, the key may call only these tools. */
   tools?: string[]
+  /** Calls to tools with these effects wait for POST /v1/approvals/{id} (keys file: require_approval). */
+  require_approval?: Effect[]
 }
 
 export interface Config {
@@ -34,6 +37,8 @@ export interface Config {
   jobs: JobsConfig
   links: LinkConfig
   browser: BrowserConfig
+  /** Pending approvals expire after this long (TOOLPORT_APPROVAL_TTL_SECONDS). */
+  approvals?: { ttlSeconds: number }
 }
 
 export interface LinkConfig {
@@ -179,6 +184,7 @@ const environmentSchema = z.object({
   TOOLPORT_BROWSER: z.enum(['auto', 'off']).default('auto'),
   TOOLPORT_CHROMIUM_PATH: z.string().min(1).optional(),
   TOOLPORT_BROWSER_PAGES: positiveInteger.max(32).default(2),
+  TOOLPORT_APPROVAL_TTL_SECONDS: positiveInteger.max(604_800).default(3600),
 })
 
 function searchConfig(values: z.output<typeof environmentSchema>): WebConfig['search'] {
@@ -246,6 +252,10 @@ const keyEntrySchema = z.object({
   tenant: z.string().refine(isValidIdentifier, 'tenant must match [A-Za-z0-9._-]{1,64}'),
   key: z.string().min(16, 'keys must have at least 16 characters'),
   tools: z.array(z.string()).min(1).optional(),
+  require_approval: z
+    .array(z.enum(['read', 'write', 'external', 'destructive'] satisfies Effect[]))
+    .optional()
+    .describe('Effects whose calls need approval, e.g. ["destructive", "write"].'),
 })
 
 export const keysFileSchema = z.array(keyEntrySchema)
@@ -274,7 +284,7 @@ export function parseApiKeys(value: string): ApiKey[] {
     })
 }
 
-/** Parses the JSON text of TOOLPORT_KEYS_FILE: a list of { tenant, key, tools? }. */
+/** Parses the JSON text of TOOLPORT_KEYS_FILE: a list of { tenant, key, tools?, require_approval? }. */
 export function parseKeysFile(text: string, source = 'TOOLPORT_KEYS_FILE'): ApiKey[] {
   let json: unknown
   try {
@@ -414,5 +424,6 @@ export function loadConfig(env: Record<string, string | undefined>, options: Loa
       chromiumPath: values.TOOLPORT_CHROMIUM_PATH,
       pages: values.TOOLPORT_BROWSER_PAGES,
     },
+    approvals: { ttlSeconds: values.TOOLPORT_APPROVAL_TTL_SECONDS },
   }
 }

@@ -202,6 +202,7 @@ describe('TOOLPORT_TOOLS', () => {
       expect((await subset.call('write_file', { path: 'a', content: 'b' })).status).toBe(404)
       const document = await fetch(`${subset.url}/openapi.json`).then((response) => response.json())
       expect(Object.keys(document.paths).sort()).toEqual([
+        '/v1/approvals/{id}',
         '/v1/jobs/{id}',
         '/v1/tools/list_files',
         '/v1/tools/read_file',

@@ -81,7 +81,8 @@ describe('per-tenant storage quota (TOOLPORT_TENANT_QUOTA_BYTES)', () => {
     const files = await mkdtemp(join(tmpdir(), 'toolport-quota-'))
     try {
       await writeFile(join(files, 'small.txt'), 'x'.repeat(30))
-      await writeFile(join(files, 'zbig.txt'), 'x'.repeat(90))
+      // Over the quota on its own: uploads run concurrently, so the order between files is not fixed.
+      await writeFile(join(files, 'zbig.txt'), 'x'.repeat(110))
       const result = await commitChanges({
         storage: quotaStore(storage, 't', tracker),
         prefix: 'tenants/t/workspaces/w/',

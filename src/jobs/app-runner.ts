@@ -46,6 +46,8 @@ export function createAppJobRunner(deps: AppJobRunnerDeps): JobRunner {
           id: job.principal.id,
           tenant: job.tenant,
           tools: job.principal.tools ? new Set(job.principal.tools) : undefined,
+          // A job exists only for a call that needed no approval or already has it (routes/tools.ts).
+          requireApproval: new Set(),
         },
         workspaceId: job.workspace,
         storage,

@@ -2,6 +2,7 @@ import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi'
 import type { MiddlewareHandler } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
 import { streamSSE } from 'hono/streaming'
+import { type ApprovalDeps, dryRunOf, gateCall } from '../approvals/approvals'
 import { assertToolAllowed } from '../auth'
 import type { JobRunner } from '../jobs/runner'
 import { type JobRecord, publicJob } from '../jobs/types'
@@ -44,6 +45,15 @@ const CallbackUrl = z
     description: 'With a job: POST the finished job here, signed with X-Toolport-Signature (see the README).',
   })
 
+const DryRunFlag = z
+  .enum(['true', 'false'])
+  .optional()
+  .openapi({
+    param: { name: 'dry_run', in: 'query' },
+    description:
+      'true: change nothing and return { dry_run: true, preview } (a unified diff, or what would be deleted).',
+  })
+
 const problemContent = { 'application/problem+json': { schema: Problem } }
 
 function errorResponses(tool: Tool) {
@@ -72,6 +82,8 @@ export interface ToolRouteDeps {
   jobs?: JobRunner
   /** A synchronous call still running after this long becomes a job (0 or unset: never). */
   syncTimeoutMs?: number
+  /** ?dry_run=true and keys that require approval (src/approvals); unset: neither. */
+  approvals?: ApprovalDeps
 }
 
 /** One POST /v1/tools/{name} per tool, generated from the tool's own schemas. */
@@ -100,13 +112,19 @@ export function registerToolRoutes(app: OpenAPIHono<AppEnv>, tools: readonly Too
       security: [{ bearerAuth: [] }],
       middleware: [allowTool, limitBody, stripNullFields(inputSchemaOf(tool))] as const,
       request: {
-        query: z.object({ workspace: WorkspaceId, async: AsyncFlag, callback_url: CallbackUrl }),
+        query: z.object({
+          workspace: WorkspaceId,
+          async: AsyncFlag,
+          callback_url: CallbackUrl,
+          ...(dryRunOf(tool) ? { dry_run: DryRunFlag } : {}),
+        }),
         body: { required: true, content: { 'application/json': { schema: tool.input } } },
       },
       responses: {
         200: { description: `${tool.title}: result.`, content: { 'application/json': { schema: tool.output } } },
         202: {
-          description: 'Accepted as a job (async=true, or the call outlasted the synchronous limit): poll status_url.',
+          description:
+            'Accepted as a job (async=true, or the call outlasted the synchronous limit): poll status_url. For a key that requires approval: { status: "pending_approval", approval_id, approve_url, preview }.',
           content: { 'application/json': { schema: Job } },
         },
         ...errorResponses(tool),
@@ -125,6 +143,13 @@ export function registerToolRoutes(app: OpenAPIHono<AppEnv>, tools: readonly Too
         log: deps.log,
         services: deps.services,
         origin: new URL(context.req.url).origin,
+      }
+      if (deps.approvals) {
+        const gated = await gateCall(deps.approvals, {
+          ...invocation,
+          dryRun: context.req.query('dry_run') === 'true',
+        })
+        if (gated) return context.json(gated.body as never, gated.status)
       }
       if (!wantsEventStream(context.req.header('accept'))) {
         const query = context.req.valid('query')

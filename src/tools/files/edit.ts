@@ -22,18 +22,29 @@ function notFound(path: string, field: string, index?: number): ToolError {
   })
 }
 
+/** apply_edit / revert_edit as a pure text transformation (a dry run computes exactly what the call writes). */
+export function replaceFirstText(text: string, path: string, edit: { old_text: string; new_text: string }) {
+  const index = text.indexOf(edit.old_text)
+  if (index === -1) throw notFound(path, 'old_text')
+  return { text: spliceText(text, index, edit.old_text.length, edit.new_text), line: lineNumberAt(text, index) }
+}
+
+/** multi_edit as a pure text transformation: all edits in order, or a not_found naming the first that fails. */
+export function multiEditText(text: string, path: string, edits: readonly { old_text: string; new_text: string }[]) {
+  let updated = text
+  for (const [index, edit] of edits.entries()) {
+    const position = updated.indexOf(edit.old_text)
+    if (position === -1) throw notFound(path, `edits.${index}.old_text`, index)
+    updated = spliceText(updated, position, edit.old_text.length, edit.new_text)
+  }
+  return updated
+}
+
 async function replaceFirst(input: z.output<typeof SingleEditInput>, { workspace, limits }: ToolContext) {
   const file = await workspace.readFile(input.path, limits.maxFileBytes)
-  const text = decodeText(file.bytes, file.path)
-  const index = text.indexOf(input.old_text)
-  if (index === -1) throw notFound(file.path, 'old_text')
-  const written = await writeAfterEdit(
-    workspace,
-    file,
-    spliceText(text, index, input.old_text.length, input.new_text),
-    limits.maxFileBytes,
-  )
-  return { path: written.path, bytes_written: written.bytes, line: lineNumberAt(text, index) }
+  const edited = replaceFirstText(decodeText(file.bytes, file.path), file.path, input)
+  const written = await writeAfterEdit(workspace, file, edited.text, limits.maxFileBytes)
+  return { path: written.path, bytes_written: written.bytes, line: edited.line }
 }
 
 export const applyEdit = defineTool({
@@ -82,12 +93,7 @@ export const multiEdit = defineTool({
   output: EditOutput.extend({ edits_applied: z.number().int() }),
   async run(input, { workspace, limits }) {
     const file = await workspace.readFile(input.path, limits.maxFileBytes)
-    let text = decodeText(file.bytes, file.path)
-    for (const [index, edit] of input.edits.entries()) {
-      const position = text.indexOf(edit.old_text)
-      if (position === -1) throw notFound(file.path, `edits.${index}.old_text`, index)
-      text = spliceText(text, position, edit.old_text.length, edit.new_text)
-    }
+    const text = multiEditText(decodeText(file.bytes, file.path), file.path, input.edits)
     const written = await writeAfterEdit(workspace, file, text, limits.maxFileBytes)
     return { path: written.path, bytes_written: written.bytes, edits_applied: input.edits.length }
   },

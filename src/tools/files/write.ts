@@ -18,6 +18,37 @@ const Patch = z.object({
 
 const requiredByMode = { write: ['content'], replace: ['old_text', 'new_text'], patch: ['patches'] } as const
 
+/** The new text of a replace or patch write (pure, so a dry run computes exactly what the call would write). */
+export function textAfterWrite(
+  text: string,
+  path: string,
+  input: {
+    mode: 'replace' | 'patch' | 'write'
+    old_text?: string | undefined
+    new_text?: string | undefined
+    patches?: Parameters<typeof applyLinePatches>[1] | undefined
+  },
+): string {
+  if (input.mode === 'replace') {
+    const oldText = input.old_text as string
+    const matches = countOccurrences(text, oldText)
+    if (matches === 0) {
+      throw new ToolError('not_found', `old_text was not found in ${path}.`, {
+        hint: 'Copy old_text exactly from the current file (read_file), including whitespace and line endings.',
+        details: { field: 'old_text' },
+      })
+    }
+    if (matches > 1) {
+      throw new ToolError('conflict', `old_text occurs ${matches} times in ${path}; replace needs a unique match.`, {
+        hint: 'Include more surrounding lines in old_text so that it matches exactly once.',
+        details: { field: 'old_text', matches },
+      })
+    }
+    return spliceText(text, text.indexOf(oldText), oldText.length, input.new_text as string)
+  }
+  return applyLinePatches(text, input.patches ?? [])
+}
+
 export const writeFile = defineTool({
   name: 'write_file',
   title: 'Write file',
@@ -57,31 +88,7 @@ export const writeFile = defineTool({
       return { path: written.path, bytes_written: bytes.byteLength, mode: input.mode, created: !existed }
     }
     const file = await workspace.readFile(input.path, limits.maxFileBytes)
-    const text = decodeText(file.bytes, file.path)
-    let updated: string
-    if (input.mode === 'replace') {
-      const oldText = input.old_text as string
-      const matches = countOccurrences(text, oldText)
-      if (matches === 0) {
-        throw new ToolError('not_found', `old_text was not found in ${file.path}.`, {
-          hint: 'Copy old_text exactly from the current file (read_file), including whitespace and line endings.',
-          details: { field: 'old_text' },
-        })
-      }
-      if (matches > 1) {
-        throw new ToolError(
-          'conflict',
-          `old_text occurs ${matches} times in ${file.path}; replace needs a unique match.`,
-          {
-            hint: 'Include more surrounding lines in old_text so that it matches exactly once.',
-            details: { field: 'old_text', matches },
-          },
-        )
-      }
-      updated = spliceText(text, text.indexOf(oldText), oldText.length, input.new_text as string)
-    } else {
-      updated = applyLinePatches(text, input.patches ?? [])
-    }
+    const updated = textAfterWrite(decodeText(file.bytes, file.path), file.path, input)
     const written = await writeAfterEdit(workspace, file, updated, limits.maxFileBytes)
     return { path: written.path, bytes_written: written.bytes, mode: input.mode, created: false }
   },

@@ -1,0 +1,72 @@
+import { createTwoFilesPatch } from 'diff'
+import { normalizeWorkspacePath } from '../../workspace/paths'
+import type { Workspace } from '../../workspace/workspace'
+import type { ToolLimits } from '../tool'
+import { multiEditText, replaceFirstText } from './edit'
+import { decodeText } from './text'
+import { textAfterWrite } from './write'
+
+export interface DryRunContext {
+  workspace: Workspace
+  limits: ToolLimits
+}
+
+/** What a call would do, computed with the tool's own text transformation; it changes nothing. */
+export type DryRun = (input: never, context: DryRunContext) => Promise<unknown>
+
+function unifiedDiff(path: string, before: string, after: string, created = false): string {
+  return createTwoFilesPatch(created ? '/dev/null' : `a/${path}`, `b/${path}`, before, after)
+}
+
+async function readText(workspace: Workspace, path: string, maxBytes: number) {
+  const file = await workspace.readFile(path, maxBytes)
+  return { path: file.path, text: decodeText(file.bytes, file.path) }
+}
+
+interface WriteInput {
+  path: string
+  mode: 'write' | 'replace' | 'patch'
+  content?: string | undefined
+}
+
+interface EditInput {
+  path: string
+  old_text: string
+  new_text: string
+}
+
+const writeFileDryRun = async (input: WriteInput, { workspace, limits }: DryRunContext) => {
+  if (input.mode === 'write') {
+    const existed = await workspace.exists(input.path)
+    const before = existed ? (await readText(workspace, input.path, limits.maxFileBytes)).text : ''
+    return unifiedDiff(input.path, before, input.content ?? '', !existed)
+  }
+  const file = await readText(workspace, input.path, limits.maxFileBytes)
+  return unifiedDiff(file.path, file.text, textAfterWrite(file.text, file.path, input))
+}
+
+const replaceFirstDryRun = async (input: EditInput, { workspace, limits }: DryRunContext) => {
+  const file = await readText(workspace, input.path, limits.maxFileBytes)
+  return unifiedDiff(file.path, file.text, replaceFirstText(file.text, file.path, input).text)
+}
+
+const multiEditDryRun = async (
+  input: { path: string; edits: { old_text: string; new_text: string }[] },
+  { workspace, limits }: DryRunContext,
+) => {
+  const file = await readText(workspace, input.path, limits.maxFileBytes)
+  return unifiedDiff(file.path, file.text, multiEditText(file.text, file.path, input.edits))
+}
+
+const deleteFileDryRun = async (input: { path: string }, { workspace }: DryRunContext) => ({
+  deletes: (await workspace.exists(input.path)) ? [normalizeWorkspacePath(input.path)] : [],
+})
+
+/** Dry runs of the write and destructive file tools, by tool name (?dry_run=true and approval previews). */
+export const fileDryRuns: Readonly<Record<string, DryRun>> = {
+  write_file: writeFileDryRun as DryRun,
+  apply_edit: replaceFirstDryRun as DryRun,
+  revert_edit: replaceFirstDryRun as DryRun,
+  multi_edit: multiEditDryRun as DryRun,
+  delete_file: deleteFileDryRun as DryRun,
+}
