@@ -59,6 +59,18 @@ describe('shared Chromium', () => {
     expect(browser.status()).toMatchObject({ status: 'ok', launches: 2 })
   })
 
+  it('fails a render cleanly when Chromium is killed in the middle of it, then works again', {
+    timeout: 120_000,
+  }, async () => {
+    await browser.renderPdf('<p>warm</p>', options)
+    const slow = browser.renderPdf(`<table>${'<tr><td>x</td><td>y</td></tr>'.repeat(300_000)}</table>`, options)
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    for (const pid of chromiumChildren()) process.kill(pid, 'SIGKILL')
+    await expect(slow).rejects.toMatchObject({ name: 'ToolError' })
+    const bytes = await browser.renderPdf('<p>after the kill</p>', options)
+    expect((await PDFDocument.load(bytes)).getPageCount()).toBe(1)
+  })
+
   it('times out a render that never finishes loading, and keeps working', { timeout: 60_000 }, async () => {
     const quick = createChromiumBrowser({ pages: 1, log: silentLogger, renderTimeoutMs: 1_000 })
     try {
