@@ -1,5 +1,5 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process'
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
@@ -162,6 +162,9 @@ describe('metrics and graceful shutdown of the built service', () => {
     expect(await response.json()).toMatchObject({ path: 'slow.txt' })
     expect(await exited).toBe(0)
     expect(output).toContain('shutting down')
+    // Checksum pass: the call that finished during the drain is on disk, whole.
+    const stored = await readFile(join(dataDir, 'tenants/default/workspaces/default/slow.txt'), 'utf8')
+    expect(stored).toBe('done')
   })
 })
 

@@ -16,6 +16,7 @@ it('keeps resident memory and open descriptors flat under repeated load', async 
     const report = await soak({ root, dataDir, rounds: 3, roundSeconds: 2, connections: 32 })
     expect(report.status5xx).toBe(0)
     expect(report.errors).toBe(0)
+    expect(report.lost).toBe(0)
     expect(report.openFilesGrowth).toBeLessThanOrEqual(10)
     expect(report.rssGrowthBytes).toBeLessThanOrEqual(50 * 1024 * 1024)
   } finally {

@@ -14,6 +14,8 @@ export interface SoakReport {
   samples: SoakSample[]
   status5xx: number
   errors: number
+  /** Files whose stored content differs from what the clients last wrote (must be 0). */
+  lost: number
   /** Growth between the first sample (after warm-up) and the last. */
   rssGrowthBytes: number
   openFilesGrowth: number
@@ -75,17 +77,31 @@ export async function soak(options: {
     const samples: SoakSample[] = []
     let status5xx = 0
     let errors = 0
+    let written = new Map<string, string>()
     for (let round = 0; round <= options.rounds; round++) {
       const result = await runMixedLoad({
         url,
         connections: options.connections,
         durationSeconds: options.roundSeconds,
       })
+      written = result.written
       status5xx += result.status5xx
       errors += result.errors + result.timeouts
       // Let sockets settle so descriptors of finished connections are closed before counting.
       await new Promise((resolve) => setTimeout(resolve, 500))
       samples.push(await sample(child.pid as number, url, round, result.requests))
+    }
+    // Checksum pass: every path the clients wrote holds exactly what they wrote (paths never written stay absent).
+    let lost = 0
+    for (const [path, content] of written) {
+      const response = await fetch(`${url}/v1/tools/read_file?workspace=load`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ path }),
+      })
+      if (response.status === 404) continue
+      const body = (await response.json()) as { content?: string }
+      if (body.content !== content) lost++
     }
     const first = samples[1] ?? samples[0]
     const last = samples.at(-1)
@@ -93,6 +109,7 @@ export async function soak(options: {
       samples,
       status5xx,
       errors,
+      lost,
       rssGrowthBytes: (last?.rssBytes ?? 0) - (first?.rssBytes ?? 0),
       openFilesGrowth: (last?.openFiles ?? 0) - (first?.openFiles ?? 0),
     }
