@@ -13,6 +13,7 @@ import { dirname, join } from 'node:path'
  * (conformanceShim below) patches two handlers to behave as S3 documents:
  * - CopyObject decodes x-amz-copy-source with decodeURI, which leaves %2B, %23, %3F, %26, %3D (and the
  *   other reserved characters) encoded, so a correctly encoded source key with '+' or '#' is not found.
+ * - PutObject writes in place, so concurrent puts to one key can interleave (serialized per key here).
  * - ListObjectsV2 returns keys in directory-walk order ('a/b' before 'a-b'), does not count common
  *   prefixes against max-keys, repeats them on later pages, and misses a common prefix whose objects
  *   all sit two or more folders deep.
@@ -45,6 +46,22 @@ objectCtrl.putObjectCopy = function (ctx) {
 }
 
 const byUtf8 = (left, right) => Buffer.compare(Buffer.from(left), Buffer.from(right))
+// PutObject writes straight into the object's file, so two concurrent puts to one key interleave
+// their bytes. S3 replaces objects atomically; serializing puts per key gives writers that guarantee.
+const FilesystemStore = require(path.join(lib, 'stores', 'filesystem.js'))
+const putObject = FilesystemStore.prototype.putObject
+const putChains = new Map()
+FilesystemStore.prototype.putObject = function (object) {
+  const id = object.bucket + '/' + object.key
+  const next = (putChains.get(id) || Promise.resolve()).catch(() => {}).then(() => putObject.call(this, object))
+  putChains.set(id, next)
+  next.then(
+    () => putChains.get(id) === next && putChains.delete(id),
+    () => putChains.get(id) === next && putChains.delete(id),
+  )
+  return next
+}
+
 const getBucket = bucketCtrl.getBucket
 bucketCtrl.getBucket = async function (ctx) {
   if (ctx.query['list-type'] !== '2') return getBucket.call(this, ctx)
