@@ -41,6 +41,11 @@ describe('bearer keys', () => {
   it('accepts a valid key, case-insensitive scheme', async () => {
     expect((await server.call('list_files', {}, { key: aliceKey })).status).toBe(200)
     expect((await server.call('list_files', {}, { headers: { authorization: `bearer ${bobKey}` } })).status).toBe(200)
+    // A key already accepted once must not make its near misses pass (valid keys are remembered).
+    expect((await server.call('list_files', {}, { key: aliceKey })).status).toBe(200)
+    for (const nearMiss of [`${aliceKey}x`, aliceKey.slice(0, -1), aliceKey.toUpperCase()]) {
+      expect((await server.call('list_files', {}, { key: nearMiss })).status, nearMiss).toBe(401)
+    }
   })
 
   it('leaves health, OpenAPI and docs public', async () => {
