@@ -5,31 +5,9 @@ import type { Config } from '../config'
 import { setupShell } from '../sandbox/setup'
 import { noServices, type ToolServices } from '../tools/services'
 import type { Logger } from '../tools/tool'
-import type { HttpClient } from '../web/http'
 import { createNodeHttpClient } from '../web/node-http'
-import type { SearchProvider } from '../web/search'
-import { createBraveProvider } from '../web/search/brave'
-import { createDuckDuckGoProvider } from '../web/search/duckduckgo'
-import { createSearxngProvider } from '../web/search/searxng'
+import { createConfiguredSearch } from '../web/search/configured'
 import { createNodeSystemProbe } from './node-system'
-
-function createSearch(config: Config, http: HttpClient): SearchProvider | undefined {
-  const search = config.web.search
-  switch (search?.provider) {
-    case 'searxng':
-      // The operator's own SearXNG usually lives on a private address: open exactly that host.
-      return createSearxngProvider(
-        search.url,
-        createNodeHttpClient({ policy: { allowHosts: [...config.web.allowHosts, new URL(search.url).host] } }),
-      )
-    case 'brave':
-      return createBraveProvider(search.apiKey, http)
-    case 'duckduckgo':
-      return createDuckDuckGoProvider(http)
-    default:
-      return undefined
-  }
-}
 
 export interface NodeServices {
   services: ToolServices
@@ -52,7 +30,7 @@ export async function createNodeServices(
       ...noServices,
       shell: shell.shell,
       http,
-      search: createSearch(config, http),
+      search: createConfiguredSearch(config.web, http, (policy) => createNodeHttpClient({ policy })),
       system: createNodeSystemProbe(dataDir),
       environment: config.web.env,
       // Created now, launched on the first render: a service that never makes a PDF never starts Chromium.

@@ -1,5 +1,5 @@
 import { createApp } from '../app'
-import { type Config, ConfigError, loadConfig } from '../config'
+import { ConfigError, loadConfig } from '../config'
 import { createJsonLogger, type LogLevel } from '../log'
 import { createR2Storage, type R2BucketLike } from '../storage/r2'
 import { fileTools } from '../tools/files'
@@ -10,11 +10,7 @@ import { httpFetch } from '../tools/web/http-fetch'
 import { webFetch } from '../tools/web/web-fetch'
 import { webSearch } from '../tools/web/web-search'
 import { createFetchHttpClient } from '../web/fetch-http'
-import type { HttpClient } from '../web/http'
-import type { SearchProvider } from '../web/search'
-import { createBraveProvider } from '../web/search/brave'
-import { createDuckDuckGoProvider } from '../web/search/duckduckgo'
-import { createSearxngProvider } from '../web/search/searxng'
+import { createConfiguredSearch } from '../web/search/configured'
 import type { FetchApp } from './deferred'
 
 /**
@@ -30,24 +26,6 @@ export const bucketBinding = 'TOOLPORT_BUCKET'
 export function workerLogger(env: Record<string, unknown>): Logger {
   const level = typeof env.TOOLPORT_LOG_LEVEL === 'string' ? (env.TOOLPORT_LOG_LEVEL as LogLevel) : 'info'
   return createJsonLogger(level, { service: 'toolport' })
-}
-
-function createSearch(config: Config, http: HttpClient): SearchProvider | undefined {
-  const search = config.web.search
-  switch (search?.provider) {
-    case 'searxng':
-      // The operator's own SearXNG may have a name this client would otherwise refuse: open exactly that host.
-      return createSearxngProvider(
-        search.url,
-        createFetchHttpClient({ policy: { allowHosts: [...config.web.allowHosts, new URL(search.url).host] } }),
-      )
-    case 'brave':
-      return createBraveProvider(search.apiKey, http)
-    case 'duckduckgo':
-      return createDuckDuckGoProvider(http)
-    default:
-      return undefined
-  }
 }
 
 function isBucket(value: unknown): value is R2BucketLike {
@@ -74,6 +52,11 @@ export async function startWorkerService(env: Record<string, unknown>, log: Logg
     storage: createR2Storage(bucket),
     log,
     tools: workerTools.filter((tool) => !config.tools || config.tools.includes(tool.name)),
-    services: { ...noServices, http, search: createSearch(config, http), environment: config.web.env },
+    services: {
+      ...noServices,
+      http,
+      search: createConfiguredSearch(config.web, http, (policy) => createFetchHttpClient({ policy })),
+      environment: config.web.env,
+    },
   })
 }
