@@ -1,6 +1,7 @@
 import ipaddr from 'ipaddr.js'
 import { isToolError, ToolError } from '../tools/errors'
 import type { HttpClient, HttpRequest, HttpResponse } from './http'
+import { nextHop } from './redirects'
 import {
   addressProblem,
   bareHost,
@@ -40,8 +41,6 @@ const hopByHop = new Set([
   'expect',
   'accept-encoding',
 ])
-const credentialHeaders = ['authorization', 'cookie', 'proxy-authorization']
-const redirectStatuses = new Set([301, 302, 303, 307, 308])
 
 function checkTarget(url: URL, policy: NetworkPolicy): void {
   if (isAllowedHost(url, policy)) return
@@ -149,26 +148,18 @@ export function createFetchHttpClient(options: FetchHttpOptions): HttpClient {
             if (signal.aborted) throw error
             throw connectionError(url, error)
           }
-          const location = response.headers.get('location')
-          if (redirectStatuses.has(response.status) && location) {
+          const hop = nextHop(
+            { url, method },
+            { status: response.status, location: response.headers.get('location') },
+            headers,
+            redirects,
+            maxRedirects,
+          )
+          if (hop) {
             await response.body?.cancel().catch(() => {})
-            if (redirects >= maxRedirects) {
-              throw new ToolError('connection', `Stopped after ${maxRedirects} redirects at ${url.host}.`, {
-                hint: 'The URL redirects too often; fetch the final address directly.',
-              })
-            }
-            const next = parseTargetUrl(new URL(location, url).href)
-            // Credentials were chosen for the first origin only; never hand them to another one.
-            if (next.origin !== url.origin) for (const name of credentialHeaders) delete headers[name]
-            if (
-              response.status === 303 ||
-              ((response.status === 301 || response.status === 302) && method === 'POST')
-            ) {
-              method = 'GET'
-              body = undefined
-              delete headers['content-type']
-            }
-            url = next
+            url = hop.url
+            method = hop.method
+            if (hop.dropBody) body = undefined
             continue
           }
           const read =

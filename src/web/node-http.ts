@@ -7,6 +7,7 @@ import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib'
 import ipaddr from 'ipaddr.js'
 import { isToolError, ToolError } from '../tools/errors'
 import type { HttpClient, HttpRequest, HttpResponse } from './http'
+import { nextHop } from './redirects'
 import {
   addressProblem,
   bareHost,
@@ -46,8 +47,6 @@ const hopByHop = new Set([
   'proxy-authorization',
   'expect',
 ])
-const credentialHeaders = ['authorization', 'cookie', 'proxy-authorization']
-const redirectStatuses = new Set([301, 302, 303, 307, 308])
 const defaultResolver: Resolver = (host) => dnsLookup(host, { all: true, verbatim: true })
 
 function connectionError(url: URL, error: unknown): ToolError {
@@ -220,26 +219,18 @@ export function createNodeHttpClient(options: NodeHttpOptions): HttpClient {
             if (signal.aborted) throw error
             throw connectionError(url, error)
           }
-          const location = response.headers.location
-          if (redirectStatuses.has(response.statusCode ?? 0) && location) {
+          const hop = nextHop(
+            { url, method },
+            { status: response.statusCode ?? 0, location: response.headers.location },
+            headers,
+            redirects,
+            maxRedirects,
+          )
+          if (hop) {
             response.resume()
-            if (redirects >= maxRedirects) {
-              throw new ToolError('connection', `Stopped after ${maxRedirects} redirects at ${url.host}.`, {
-                hint: 'The URL redirects too often; fetch the final address directly.',
-              })
-            }
-            const next = parseTargetUrl(new URL(location, url).href)
-            // Credentials were chosen for the first origin only; never hand them to another one.
-            if (next.origin !== url.origin) for (const name of credentialHeaders) delete headers[name]
-            if (
-              response.statusCode === 303 ||
-              ((response.statusCode === 301 || response.statusCode === 302) && method === 'POST')
-            ) {
-              method = 'GET'
-              body = undefined
-              delete headers['content-type']
-            }
-            url = next
+            url = hop.url
+            method = hop.method
+            if (hop.dropBody) body = undefined
             continue
           }
           const read =
