@@ -110,6 +110,51 @@ describe('fs storage', () => {
     await expectOutsideUntouched()
   })
 
+  // The guard proves a clean path with one realpath of the parent folder: links deeper in the path,
+  // links that stay inside the root, dangling links and loops must all still be refused.
+  it('refuses a symlink anywhere in a deep path, wherever it points', async () => {
+    await store.put('deep/a/b/file.txt', 'inside')
+    const deep = join(root, 'deep')
+    await symlink(join(deep, 'a'), join(deep, 'alias'))
+    await symlink(outside, join(deep, 'out'))
+    await symlink(join(directory, 'nowhere'), join(deep, 'dangling'))
+    await symlink(join(deep, 'loop'), join(deep, 'loop'))
+    await symlink(root, join(deep, 'a', 'b', 'to-root'))
+    const keys = [
+      'deep/alias/b/file.txt',
+      'deep/out/secret.txt',
+      'deep/dangling/file.txt',
+      'deep/loop/file.txt',
+      'deep/a/b/to-root/deep/a/b/file.txt',
+    ]
+    for (const key of keys) {
+      await expectSymlinkRefusal(store.get(key))
+      await expectSymlinkRefusal(store.getStream(key))
+      await expectSymlinkRefusal(store.head(key))
+      await expectSymlinkRefusal(store.delete(key))
+      await expectSymlinkRefusal(store.put(key, 'planted'))
+      await expectSymlinkRefusal(store.put(`${key.slice(0, key.lastIndexOf('/'))}/new/planted.txt`, 'planted'))
+      await expectSymlinkRefusal(store.copy(key, 'deep/copied.txt'))
+    }
+    expect(new TextDecoder().decode((await store.get('deep/a/b/file.txt'))?.body)).toBe('inside')
+    expect((await readdir(join(deep, 'a', 'b'))).sort()).toEqual(['file.txt', 'to-root'])
+    await expect(lstat(join(directory, 'nowhere'))).rejects.toMatchObject({ code: 'ENOENT' })
+    expect(await store.head('deep/copied.txt')).toBeNull()
+    await expectOutsideUntouched()
+  })
+
+  it('answers null for a file or a missing folder in the middle of a path', async () => {
+    await store.put('middle/file.txt', 'a file')
+    for (const key of ['middle/file.txt/below.txt', 'middle/missing/below.txt', 'absent/below.txt']) {
+      expect(await store.get(key)).toBeNull()
+      expect(await store.getStream(key)).toBeNull()
+      expect(await store.head(key)).toBeNull()
+      await store.delete(key)
+    }
+    await expect(store.put('middle/file.txt/below.txt', 'x')).rejects.toMatchObject({ code: 'conflict' })
+    expect(new TextDecoder().decode((await store.get('middle/file.txt'))?.body)).toBe('a file')
+  })
+
   it('reports a file where a folder is needed, and a folder where a file is needed, as conflicts', async () => {
     await store.put('conflict/a', 'a file')
     await expect(store.put('conflict/a/b', 'x')).rejects.toMatchObject({ code: 'conflict' })

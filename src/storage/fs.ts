@@ -21,8 +21,8 @@ import type { ListOptions, ListResult, ObjectBody, ObjectInfo, ObjectStore, Obje
 
 /**
  * An ObjectStore on a local directory: key 'a/b' is the file '<root>/a/b'. The root may be shared
- * with processes we do not trust (a sandbox writing into a workspace), so every path is walked with
- * lstat and a symbolic link anywhere below the root is refused rather than followed.
+ * with processes we do not trust (a sandbox writing into a workspace), so every path is checked
+ * (inspect, walk) and a symbolic link anywhere below the root is refused rather than followed.
  */
 export interface FsStorageOptions {
   root: string
@@ -34,6 +34,8 @@ const symlinkHint = 'Symbolic links are not followed by the storage layer.'
 // O_NONBLOCK: if a FIFO is swapped in after the lstat check, open must not hang waiting for a writer.
 const readFlags = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK
 const tempFlags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW
+// Node's largest single read (kIoMaxLength); FileHandle.readFile refuses files above it.
+const maxSingleRead = 2 ** 31 - 1
 // A concurrent delete may prune a freshly made parent folder before our rename lands in it.
 const renameAttempts = 3
 
@@ -43,7 +45,7 @@ export async function createFsStorage(options: FsStorageOptions): Promise<Object
   const pathOf = (key: string) => join(root, ...key.split('/'))
 
   async function openForRead(key: string): Promise<{ handle: FileHandle; stats: BigIntStats } | null> {
-    const found = await walk(root, key)
+    const found = await inspect(root, key)
     if (!found?.isFile()) return null
     let handle: FileHandle
     try {
@@ -67,7 +69,7 @@ export async function createFsStorage(options: FsStorageOptions): Promise<Object
     const opened = await openForRead(key)
     if (!opened) return null
     try {
-      const body = new Uint8Array(await opened.handle.readFile())
+      const body = await readOpened(opened.handle, opened.stats)
       return { ...infoOf(key, opened.stats), body }
     } finally {
       await opened.handle.close()
@@ -83,7 +85,7 @@ export async function createFsStorage(options: FsStorageOptions): Promise<Object
   }
 
   async function head(key: string): Promise<ObjectInfo | null> {
-    const found = await walk(root, key)
+    const found = await inspect(root, key)
     return found?.isFile() ? infoOf(key, found) : null
   }
 
@@ -128,7 +130,7 @@ export async function createFsStorage(options: FsStorageOptions): Promise<Object
 
   async function remove(key: string): Promise<void> {
     // A directory (or any other non-file) is not an object, so there is nothing to delete.
-    if (!(await walk(root, key))?.isFile()) return
+    if (!(await inspect(root, key))?.isFile()) return
     try {
       await unlink(pathOf(key))
     } catch (error) {
@@ -192,6 +194,45 @@ function infoOf(key: string, stats: BigIntStats): ObjectInfo {
 }
 
 /**
+ * What walk(root, key) answers, in two filesystem calls instead of one per component (each call is
+ * a thread-pool round trip, the largest cost of a small read). root is canonical and keys have no
+ * '.', '..' or empty segments, so realpath of the parent folder equals its literal path exactly when
+ * no component above the final one is a symlink and all of them are folders; the final component
+ * then gets its own lstat, as in walk. Any other outcome (a missing or file component, a symlink,
+ * any error) is settled by walk itself, so answers and errors are walk's.
+ */
+async function inspect(root: string, key: string): Promise<BigIntStats | null> {
+  const slash = key.lastIndexOf('/')
+  if (slash !== -1) {
+    const parent = join(root, ...key.slice(0, slash).split('/'))
+    const resolved = await realpath(parent).catch(() => null)
+    if (resolved !== parent) return walk(root, key)
+  }
+  const stats = await lstatOrNull(join(root, ...key.split('/')))
+  if (stats?.isSymbolicLink()) throw symlinkError()
+  return stats
+}
+
+/**
+ * The whole file behind an open handle whose fstat is `stats`: as FileHandle.readFile (which reads
+ * up to the size its own fstat reports), without the second fstat.
+ */
+async function readOpened(handle: FileHandle, stats: BigIntStats): Promise<Uint8Array> {
+  const size = Number(stats.size)
+  // A file that reports no size is read to its end, and one past Node's single-read limit gets
+  // readFile's own error: both exactly as before.
+  if (size === 0 || size > maxSingleRead) return new Uint8Array(await handle.readFile())
+  const buffer = new Uint8Array(size)
+  let filled = 0
+  while (filled < size) {
+    const { bytesRead } = await handle.read(buffer, filled, size - filled, null)
+    if (bytesRead === 0) break
+    filled += bytesRead
+  }
+  return filled === size ? buffer : buffer.subarray(0, filled)
+}
+
+/**
  * lstat each component of key below root. Returns the final component's stats, or null when some
  * component is missing or is a file where a folder would have to be. A symlink anywhere throws.
  */
@@ -228,11 +269,28 @@ async function isPlainFolder(root: string, folderKey: string): Promise<boolean> 
   }
 }
 
-/** Creates missing parent folders one by one; `mkdir -p` would follow a symlinked component. */
+/** Creates missing parent folders and checks the target's place; refuses symlinks on the way. */
 async function prepareParents(root: string, key: string): Promise<void> {
   const segments = key.split('/')
+  const parent = join(root, ...segments.slice(0, -1))
+  // When realpath equals the literal path (see inspect) every parent already exists as a real
+  // folder, so there is nothing to create or refuse; otherwise createParents settles it.
+  if (segments.length > 1 && (await realpath(parent).catch(() => null)) !== parent) {
+    await createParents(root, segments.slice(0, -1))
+  }
+  const target = await lstatOrNull(join(parent, segments.at(-1) as string))
+  if (target?.isSymbolicLink()) throw symlinkError()
+  if (target?.isDirectory()) {
+    throw new ToolError('conflict', 'A folder already exists where the object would go.', {
+      hint: 'Objects and folders cannot share a name; choose another name or delete the folder contents first.',
+    })
+  }
+}
+
+/** Creates missing folders one by one; `mkdir -p` would follow a symlinked component. */
+async function createParents(root: string, folders: string[]): Promise<void> {
   let path = root
-  for (const segment of segments.slice(0, -1)) {
+  for (const segment of folders) {
     path = join(path, segment)
     let stats = await lstatOrNull(path)
     if (!stats) {
@@ -247,13 +305,6 @@ async function prepareParents(root: string, key: string): Promise<void> {
     }
     if (stats.isSymbolicLink()) throw symlinkError()
     if (!stats.isDirectory()) throw folderConflict()
-  }
-  const target = await lstatOrNull(join(path, segments.at(-1) as string))
-  if (target?.isSymbolicLink()) throw symlinkError()
-  if (target?.isDirectory()) {
-    throw new ToolError('conflict', 'A folder already exists where the object would go.', {
-      hint: 'Objects and folders cannot share a name; choose another name or delete the folder contents first.',
-    })
   }
 }
 
