@@ -43,28 +43,38 @@ const tempFlags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | co
 
 export async function materialize(input: MaterializeInput): Promise<{ downloaded: number; skipped: SkippedFile[] }> {
   const { storage, prefix, layout, manifest, owner, signal } = input
-  const plan = planFromObjects(await listAll(storage, prefix), prefix)
+  const plan = planFromObjects(await listAll(storage, prefix), prefix, manifest)
   const kept = new Map<string, ManifestEntry>()
+  // Folders already in the right shape need no further syscalls below.
+  const readyFolders = new Set<string>()
 
-  await walkTree(layout.files, async (entry) => {
-    if (entry.allowed && entry.kind === 'directory' && plan.folders.has(entry.path)) return true
-    const object = entry.allowed && entry.kind === 'file' ? plan.files.get(entry.path) : undefined
-    if (object) {
-      const known = manifest.get(entry.path)
-      const trusted =
-        known?.etag === object.etag && fingerprintMatches(known, entry.stats) && isOwnedBy(entry.stats, owner)
-      if (trusted) kept.set(entry.path, known)
-      // An untrusted file stays until the download's rename replaces it in one step.
+  await walkTree(
+    layout.files,
+    async (entry) => {
+      if (entry.allowed && entry.kind === 'directory' && plan.folders.has(entry.path)) {
+        if (isReadyFolder(entry.stats, owner)) readyFolders.add(entry.path)
+        return true
+      }
+      const object = entry.allowed && entry.kind === 'file' ? plan.files.get(entry.path) : undefined
+      if (object) {
+        const known = manifest.get(entry.path)
+        const trusted =
+          known?.etag === object.etag && fingerprintMatches(known, entry.stats) && isOwnedBy(entry.stats, owner)
+        if (trusted) kept.set(entry.path, known)
+        // An untrusted file stays until the download's rename replaces it in one step.
+        return false
+      }
+      await removeEntry(entry.location)
       return false
-    }
-    await removeEntry(entry.location)
-    return false
-  })
+    },
+    { trusted: manifest },
+  )
 
   manifest.clear()
   for (const [path, entry] of kept) manifest.set(path, entry)
   // Sorted, so every parent folder is made before its children.
   for (const folder of [...plan.folders].sort()) {
+    if (readyFolders.has(folder)) continue
     await ensureFolder(join(layout.files, ...folder.split('/')), owner)
   }
 
@@ -87,11 +97,12 @@ interface Plan {
   skipped: SkippedFile[]
 }
 
-function planFromObjects(objects: ObjectInfo[], prefix: string): Plan {
+/** Paths in the manifest were checked when they entered it, so only new ones pay for isWorkspacePath. */
+function planFromObjects(objects: ObjectInfo[], prefix: string, manifest: Manifest): Plan {
   const plan: Plan = { files: new Map(), folders: new Set(), skipped: [] }
   for (const object of objects) {
     const path = object.key.slice(prefix.length)
-    if (!isWorkspacePath(path)) {
+    if (!manifest.has(path) && !isWorkspacePath(path)) {
       plan.skipped.push({ path, reason: 'name not allowed in a workspace' })
       continue
     }
@@ -119,6 +130,10 @@ async function listAll(storage: ObjectStore, prefix: string): Promise<ObjectInfo
 
 function isOwnedBy(stats: { uid: bigint; gid: bigint }, owner: Owner | undefined): boolean {
   return !owner || (stats.uid === BigInt(owner.uid) && stats.gid === BigInt(owner.gid))
+}
+
+function isReadyFolder(stats: BigIntStats, owner: Owner | undefined): boolean {
+  return stats.isDirectory() && Number(stats.mode & 0o7777n) === folderMode && isOwnedBy(stats, owner)
 }
 
 export async function ensureFolder(location: string, owner: Owner | undefined): Promise<void> {

@@ -6,7 +6,7 @@ import { ToolError } from '../tools/errors'
 import type { FileChange, SkippedFile, SyncResult } from './mirror'
 import { entryOf, fingerprintMatches, type Manifest, type ManifestEntry } from './mirror-manifest'
 import { runPool } from './mirror-pool'
-import { hasCode, walkTree } from './mirror-scan'
+import { hasCode, type LocalEntry, walkTree } from './mirror-scan'
 
 /**
  * Commit writes what the sandbox changed back to storage. Only regular files are ever read; links
@@ -55,7 +55,7 @@ export async function commitChanges(input: CommitInput): Promise<SyncResult> {
     skipped.push({ path, reason })
   }
 
-  await walkTree(files, (entry) => {
+  const visit = (entry: LocalEntry): boolean => {
     if (!entry.allowed) {
       skip(entry.path, skipReasons.notAllowed)
       return false
@@ -71,7 +71,8 @@ export async function commitChanges(input: CommitInput): Promise<SyncResult> {
     if (entry.stats.size > BigInt(maxFileBytes)) skip(entry.path, skipReasons.tooLarge(maxFileBytes))
     else uploads.push({ path: entry.path, location: entry.location, known })
     return false
-  })
+  }
+  await walkTree(files, visit, { trusted: manifest })
 
   const deletions = [...manifest].filter(([path]) => !present.has(path))
   await runPool(deletions, storageConcurrency, async ([path, known]) => {

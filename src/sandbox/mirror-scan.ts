@@ -1,5 +1,6 @@
-import type { BigIntStats } from 'node:fs'
+import { type BigIntStats, lstatSync } from 'node:fs'
 import { chmod, lstat, readdir, rm } from 'node:fs/promises'
+import { setImmediate as nextTurn } from 'node:timers/promises'
 import { normalizeWorkspacePath } from '../workspace/paths'
 
 /**
@@ -24,6 +25,14 @@ export interface LocalEntry {
 /** Returning true from visit descends into a directory; it is never called for the root itself. */
 export type Visitor = (entry: LocalEntry) => boolean | Promise<boolean>
 
+export interface WalkOptions {
+  /**
+   * Paths already proven to be workspace paths (the manifest's keys): they skip isWorkspacePath,
+   * which costs more than the lstat itself on a large tree.
+   */
+  trusted?: { has(path: string): boolean }
+}
+
 const separator = Buffer.from('/')
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true })
 const lossyUtf8 = new TextDecoder('utf-8')
@@ -37,29 +46,57 @@ export function isWorkspacePath(path: string): boolean {
 }
 
 /** Depth first, parents before children, names in byte order within a folder (for stable reports). */
-export async function walkTree(root: string, visit: Visitor): Promise<void> {
-  await walkFolder(Buffer.from(root), '', true, visit)
+export async function walkTree(root: string, visit: Visitor, options: WalkOptions = {}): Promise<void> {
+  await walkFolder(Buffer.from(root), '', true, visit, options, { sliceStart: performance.now() })
 }
 
-async function walkFolder(folder: Buffer, folderPath: string, allowed: boolean, visit: Visitor): Promise<void> {
+interface Pacing {
+  sliceStart: number
+}
+
+// The mirror is a local folder, where lstat is a few microseconds of syscall, but a promise-based
+// lstat costs several times that in bookkeeping and a thread-pool round trip (on 1,000 files: ~4 ms
+// synchronous against ~17 ms with promises). So stats are taken synchronously, in slices that give
+// the event loop back every couple of milliseconds, bounding the stall whatever the tree's size.
+const sliceMs = 2
+
+async function walkFolder(
+  folder: Buffer,
+  folderPath: string,
+  allowed: boolean,
+  visit: Visitor,
+  options: WalkOptions,
+  pacing: Pacing,
+): Promise<void> {
   const names = (await readdir(folder, { encoding: 'buffer' })).sort(Buffer.compare)
-  const entries = await Promise.all(
-    names.map(async (name): Promise<LocalEntry | null> => {
-      const location = Buffer.concat([folder, separator, name])
-      const stats = await lstatOrNull(location)
-      // Removed by someone else since readdir: nothing left to judge.
-      if (!stats) return null
-      const decoded = decodeName(name)
-      const path = folderPath === '' ? decoded.text : `${folderPath}/${decoded.text}`
-      const entryAllowed = allowed && decoded.exact && isWorkspacePath(path)
-      return { path, location, allowed: entryAllowed, kind: kindOf(stats), stats }
-    }),
-  )
-  for (const entry of entries) {
-    if (!entry) continue
-    if ((await visit(entry)) && entry.kind === 'directory') {
-      await walkFolder(entry.location, entry.path, entry.allowed, visit)
+  const entries: LocalEntry[] = []
+  for (const name of names) {
+    if (performance.now() - pacing.sliceStart > sliceMs) {
+      await nextTurn()
+      pacing.sliceStart = performance.now()
     }
+    const location = Buffer.concat([folder, separator, name])
+    const stats = lstatSyncOrNull(location)
+    // Removed by someone else since readdir: nothing left to judge.
+    if (!stats) continue
+    const decoded = decodeName(name)
+    const path = folderPath === '' ? decoded.text : `${folderPath}/${decoded.text}`
+    const entryAllowed = allowed && decoded.exact && (options.trusted?.has(path) === true || isWorkspacePath(path))
+    entries.push({ path, location, allowed: entryAllowed, kind: kindOf(stats), stats })
+  }
+  for (const entry of entries) {
+    if ((await visit(entry)) && entry.kind === 'directory') {
+      await walkFolder(entry.location, entry.path, entry.allowed, visit, options, pacing)
+    }
+  }
+}
+
+function lstatSyncOrNull(location: Buffer): BigIntStats | null {
+  try {
+    return lstatSync(location, { bigint: true })
+  } catch (error) {
+    if (hasCode(error, 'ENOENT', 'ENOTDIR')) return null
+    throw error
   }
 }
 
