@@ -180,6 +180,50 @@ describe.each(drivers)('workspace mirrors on $name storage', ({ setup }) => {
     expect((await lstat(join(second.dir, 'same.txt'))).ino).toBe(sameInode)
   })
 
+  it('sees same-size rewrites, deletions and additions made in storage between runs', async () => {
+    const { checkout, seed, prefix, stored } = await fixture()
+    await seed({ 'same-size.txt': 'aaaa', 'deleted.txt': 'd', 'kept/x.txt': 'x' })
+    const first = await checkout()
+    expect(await first.commit()).toEqual({ changes: [], skipped: [] })
+    await first.release()
+    // Another writer (the write_file tool, another instance) between two runs of this process.
+    await storage().put(`${prefix}same-size.txt`, 'bbbb')
+    await storage().delete(`${prefix}deleted.txt`)
+    await storage().put(`${prefix}added/new.txt`, 'new')
+    const second = await checkout()
+    expect(second.downloaded).toBe(2)
+    expect(await localTree(second.dir)).toEqual(await stored())
+    expect(await localTree(second.dir)).toEqual({ 'same-size.txt': 'bbbb', 'kept/x.txt': 'x', 'added/new.txt': 'new' })
+  })
+
+  it('writes the manifest only when it changes, and re-reads one replaced on disk', async () => {
+    const { checkout, seed, stored } = await fixture()
+    await seed({ 'a.txt': 'a', 'b/c.txt': 'c' })
+    const first = await checkout()
+    await first.commit()
+    await first.release()
+    const manifestPath = join(dirname(first.dir), 'manifest.json')
+    const written = await lstat(manifestPath, { bigint: true })
+    const unchanged = await checkout()
+    expect(await unchanged.commit()).toEqual({ changes: [], skipped: [] })
+    await unchanged.release()
+    const after = await lstat(manifestPath, { bigint: true })
+    expect({ ino: after.ino, mtime: after.mtimeNs }).toEqual({ ino: written.ino, mtime: written.mtimeNs })
+    // A change made by the run is recorded on disk, so a restarted service still trusts the files.
+    const run = await checkout()
+    await writeFile(join(run.dir, 'b/c.txt'), 'changed by the run')
+    await run.commit()
+    await run.release()
+    const saved = JSON.parse(await readFile(manifestPath, 'utf8')) as { files: Record<string, unknown> }
+    expect(Object.keys(saved.files).sort()).toEqual(['a.txt', 'b/c.txt'])
+    expect((await lstat(manifestPath, { bigint: true })).ino).not.toBe(written.ino)
+    // A manifest emptied on disk is believed over the copy in memory: every file is fetched again.
+    await writeFile(manifestPath, JSON.stringify({ version: 1, prefix: 'other/', files: {} }))
+    const reread = await checkout()
+    expect(reread.downloaded).toBe(2)
+    expect(await localTree(reread.dir)).toEqual(await stored())
+  })
+
   it('heals local tampering between runs', async () => {
     const { checkout, seed, stored } = await fixture()
     await seed({ 'a.txt': 'original', 'b.txt': 'b', 'c.txt': 'c', 'folder/d.txt': 'd' })

@@ -5,7 +5,7 @@ import type { ObjectStore } from '../storage/store'
 import { ensureFolder, type MirrorLayout, materialize, type Owner } from './mirror-checkout'
 import { commitChanges } from './mirror-commit'
 import { createKeyedLock } from './mirror-lock'
-import { loadManifest, saveManifest } from './mirror-manifest'
+import { createManifestCache } from './mirror-manifest'
 import { lstatOrNull, removeEntry } from './mirror-scan'
 
 /**
@@ -61,9 +61,12 @@ export interface WorkspaceMirrors {
 
 const rootMode = 0o711
 const privateMode = 0o700
+// Workspaces whose manifest stays in memory; one of 1,000 files takes a few hundred kilobytes.
+const cachedManifests = 64
 
 export function createWorkspaceMirrors(options: MirrorOptions): WorkspaceMirrors {
   const locks = createKeyedLock()
+  const manifests = createManifestCache(cachedManifests)
   const owner: Owner | undefined = options.owner && { uid: options.owner.uid, gid: options.owner.gid }
 
   async function open(
@@ -75,13 +78,13 @@ export function createWorkspaceMirrors(options: MirrorOptions): WorkspaceMirrors
     // The wait for the lock may have outlasted the caller's patience.
     signal?.throwIfAborted()
     const layout = await prepareLayout(options.root, prefix, owner)
-    const manifest = await loadManifest(layout.manifest, prefix)
+    const manifest = await manifests.load(layout.manifest, prefix)
     let materialized: Awaited<ReturnType<typeof materialize>>
     try {
       materialized = await materialize({ storage, prefix, layout, manifest, owner, signal })
     } finally {
       // Also after a failure: the manifest then lists what is really on disk, not what was planned.
-      await saveManifest(layout.manifest, prefix, manifest)
+      await manifests.save(layout.manifest, prefix, manifest)
     }
     let released = false
     return {
@@ -100,7 +103,7 @@ export function createWorkspaceMirrors(options: MirrorOptions): WorkspaceMirrors
             maxFileBytes: options.maxFileBytes,
           })
         } finally {
-          await saveManifest(layout.manifest, prefix, manifest)
+          await manifests.save(layout.manifest, prefix, manifest)
         }
       },
       async release() {
