@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { parseRateLimit, type RateLimit } from './routes/rate-limit'
+import { imageReference, isImageReference } from './sandbox/container-image'
 import type { Effect } from './tools/tool'
 import { isValidIdentifier } from './workspace/paths'
 
@@ -30,8 +31,10 @@ export interface Config {
   maxFileBytes: number
   maxBodyBytes: number
   maxResponseChars: number
-  sandbox: 'auto' | 'bwrap' | 'process' | 'none'
+  sandbox: 'auto' | 'bwrap' | 'process' | 'container' | 'none'
   shell: ShellConfig
+  /** Set when TOOLPORT_SANDBOX=container. */
+  container: ContainerConfig | undefined
   web: WebConfig
   operations: OperationsConfig
   jobs: JobsConfig
@@ -118,6 +121,17 @@ export interface ShellConfig {
   gid: number
 }
 
+export interface ContainerConfig {
+  engine: 'podman' | 'docker'
+  /** Image every command runs in unless a call picks another from `images`. */
+  image: string
+  /** Images a call may pick with execute_command's `image` (the default image is always allowed). */
+  images: string[]
+  cpus: number
+  /** Engine network mode; 'none' unless the operator opens it. */
+  network: string
+}
+
 export class ConfigError extends Error {
   override name = 'ConfigError'
 }
@@ -143,7 +157,19 @@ const environmentSchema = z.object({
   TOOLPORT_TOOLS: z.string().optional(),
   TOOLPORT_MAX_FILE_BYTES: positiveInteger.default(10 * 1024 * 1024),
   TOOLPORT_MAX_BODY_BYTES: positiveInteger.optional(),
-  TOOLPORT_SANDBOX: z.enum(['auto', 'bwrap', 'process', 'none']).default('auto'),
+  TOOLPORT_SANDBOX: z.enum(['auto', 'bwrap', 'process', 'container', 'none']).default('auto'),
+  TOOLPORT_CONTAINER_ENGINE: z.enum(['podman', 'docker']).default('podman'),
+  TOOLPORT_CONTAINER_IMAGE: z
+    .string()
+    .max(255)
+    .regex(imageReference, 'must be an image reference such as python:3.12')
+    .optional(),
+  TOOLPORT_CONTAINER_IMAGES: z.string().optional(),
+  TOOLPORT_CONTAINER_CPUS: z.coerce.number().positive().max(1024).default(1),
+  TOOLPORT_CONTAINER_NETWORK: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9_.-]{0,62}$/i, 'must be an engine network name such as none or bridge')
+    .default('none'),
   TOOLPORT_WORK_DIR: z.string().min(1).default('./.toolport-work'),
   TOOLPORT_SHELL_ALLOW: z.string().optional(),
   TOOLPORT_SHELL_DENY: z.string().optional(),
@@ -235,6 +261,30 @@ function allowedEnvironment(list: string | undefined, env: Record<string, string
 }
 
 const programName = /^[A-Za-z0-9._+-]{1,128}$/
+
+function containerConfig(values: z.output<typeof environmentSchema>): ContainerConfig | undefined {
+  if (values.TOOLPORT_SANDBOX !== 'container') return undefined
+  const image = values.TOOLPORT_CONTAINER_IMAGE
+  if (!image) {
+    throw new ConfigError(
+      'TOOLPORT_SANDBOX=container needs TOOLPORT_CONTAINER_IMAGE: the image commands run in (built or pulled beforehand).',
+    )
+  }
+  const images = (values.TOOLPORT_CONTAINER_IMAGES ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '')
+  const invalid = images.filter((entry) => !isImageReference(entry))
+  if (invalid.length > 0)
+    throw new ConfigError(`TOOLPORT_CONTAINER_IMAGES: not an image reference: ${invalid.join(', ')}`)
+  return {
+    engine: values.TOOLPORT_CONTAINER_ENGINE,
+    image,
+    images: [...new Set([image, ...images])],
+    cpus: values.TOOLPORT_CONTAINER_CPUS,
+    network: values.TOOLPORT_CONTAINER_NETWORK,
+  }
+}
 
 function programList(value: string | undefined, variable: string): string[] | undefined {
   if (value === undefined) return undefined
@@ -390,6 +440,7 @@ export function loadConfig(env: Record<string, string | undefined>, options: Loa
       uid: values.TOOLPORT_SANDBOX_UID,
       gid: values.TOOLPORT_SANDBOX_GID,
     },
+    container: containerConfig(values),
     jobs: {
       syncTimeoutSeconds: values.TOOLPORT_SYNC_TIMEOUT_SECONDS,
       ttlSeconds: values.TOOLPORT_JOB_TTL_SECONDS,

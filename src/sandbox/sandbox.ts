@@ -1,6 +1,6 @@
 /**
  * The Sandbox interface: one fresh, isolated run of a shell command over a workspace folder.
- * Executors (bwrap, process) implement it; the shell service adds queueing and workspace sync.
+ * Executors (bwrap, process, container) implement it; the shell service adds queueing and workspace sync.
  * Types only, so portable code (the tool) can depend on it.
  */
 export type OutputStream = 'stdout' | 'stderr'
@@ -13,6 +13,8 @@ export interface SandboxRunRequest {
   cwd: string
   /** Extra variables on top of the executor's fixed minimal set. */
   env?: Record<string, string>
+  /** Container image to run in (container executor only; one of its `images`). */
+  image?: string
   timeoutMs: number
   signal: AbortSignal
   onOutput?: (stream: OutputStream, text: string) => void
@@ -41,7 +43,7 @@ export interface SandboxRunResult {
 }
 
 export interface SandboxStatus {
-  executor: 'bwrap' | 'process' | 'none'
+  executor: 'bwrap' | 'process' | 'container' | 'none'
   status: 'ok' | 'error' | 'absent'
   detail?: string
   /** What is enforced per run, in words: e.g. memory: "cgroup v1, 512 MiB". */
@@ -49,7 +51,9 @@ export interface SandboxStatus {
 }
 
 export interface Sandbox {
-  readonly executor: 'bwrap' | 'process'
+  readonly executor: 'bwrap' | 'process' | 'container'
+  /** Images a run may name (container executor); absent where commands run on the host's programs. */
+  readonly images?: readonly string[]
   status(): SandboxStatus
   run(request: SandboxRunRequest): Promise<SandboxRunResult>
 }

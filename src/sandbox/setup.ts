@@ -12,6 +12,13 @@ import {
   writeSandboxEtc,
 } from './bwrap'
 import { probeCgroups } from './cgroup'
+import {
+  type ContainerOptions,
+  createContainerSandbox,
+  engineEnvironment,
+  missingImages,
+  probeContainer,
+} from './container'
 import { createLimiter } from './limiter'
 import { createProcessSandbox } from './process'
 import type { Sandbox } from './sandbox'
@@ -74,6 +81,43 @@ async function createBwrap(config: Config, env: Record<string, string | undefine
   return failure ? `bubblewrap cannot start a sandbox here: ${failure}` : createBwrapSandbox(options)
 }
 
+async function createContainer(
+  config: Config,
+  env: Record<string, string | undefined>,
+  log: Logger,
+): Promise<Sandbox | string> {
+  const container = config.container
+  if (!container) return 'TOOLPORT_SANDBOX=container needs TOOLPORT_CONTAINER_IMAGE'
+  const enginePath = await findProgram(container.engine, env)
+  if (!enginePath) return `${container.engine} is not installed (TOOLPORT_CONTAINER_ENGINE=${container.engine})`
+  const workDir = resolve(config.shell.workDir)
+  // The workspace copy is handed to the engine as a --mount source, whose syntax has no escaping.
+  if (/[,:=]/.test(workDir)) return `TOOLPORT_WORK_DIR must not contain ",", ":" or "=" for containers: ${workDir}`
+  await mkdir(workDir, { recursive: true, mode: 0o711 })
+  const ownUid = process.getuid?.() ?? 0
+  const options: ContainerOptions = {
+    engine: container.engine,
+    enginePath,
+    image: container.image,
+    images: container.images,
+    cpus: container.cpus,
+    network: container.network,
+    limits: limitsOf(config),
+    // As root, commands run as the configured unprivileged uid; otherwise as the service's own.
+    user:
+      ownUid === 0 ? { uid: config.shell.uid, gid: config.shell.gid } : { uid: ownUid, gid: process.getgid?.() ?? 0 },
+    rootless: ownUid !== 0,
+    engineEnv: engineEnvironment(env),
+  }
+  const failure = await probeContainer(options, workDir)
+  if (failure) return `${container.engine} cannot start a container here: ${failure}`
+  const missing = await missingImages(options)
+  if (missing.length > 0) {
+    log.warn('TOOLPORT_CONTAINER_IMAGES names images the engine does not have; calls naming them fail', { missing })
+  }
+  return createContainerSandbox(options)
+}
+
 /** Builds the shell service TOOLPORT_SANDBOX asks for; never an unsandboxed fallback. */
 export async function setupShell(
   config: Config,
@@ -85,7 +129,9 @@ export async function setupShell(
   const sandbox =
     config.sandbox === 'process'
       ? createProcessSandbox(limitsOf(config), await findProgram('prlimit', env))
-      : await createBwrap(config, env)
+      : config.sandbox === 'container'
+        ? await createContainer(config, env, log)
+        : await createBwrap(config, env)
   if (typeof sandbox === 'string') {
     log.warn('execute_command is unavailable', { reason: sandbox })
     return { shell: undefined, problem: sandbox }
@@ -103,9 +149,9 @@ export async function setupShell(
       ...(config.shell.deny ? { deny: config.shell.deny } : {}),
     },
     maxFileBytes: config.maxFileBytes,
-    mirrorsRoot: sandbox.executor === 'bwrap' ? join(workDir, 'workspaces') : undefined,
+    mirrorsRoot: sandbox.executor === 'process' ? undefined : join(workDir, 'workspaces'),
     owner:
-      sandbox.executor === 'bwrap' && process.getuid?.() === 0
+      sandbox.executor !== 'process' && process.getuid?.() === 0
         ? { uid: config.shell.uid, gid: config.shell.gid }
         : undefined,
   })

@@ -14,6 +14,8 @@ export interface ShellRequest {
   command: string
   /** Normalized workspace-relative folder ('' for the root). */
   cwd: string
+  /** Container image to run in; only with the container executor, and only one it allows. */
+  image?: string
   timeoutMs: number
   signal: AbortSignal
   onOutput?: (stream: OutputStream, text: string) => void
@@ -58,6 +60,26 @@ async function assertFolder(root: string, cwd: string): Promise<void> {
   }
 }
 
+function assertImage(sandbox: Sandbox, image: string | undefined): void {
+  if (image === undefined) return
+  if (!sandbox.images) {
+    throw new ToolError(
+      'validation',
+      `image "${image}" cannot be used: this server runs commands with ${sandbox.executor}, not in containers.`,
+      {
+        hint: 'Omit image; commands run with the programs the server provides.',
+        details: { field: 'image' },
+      },
+    )
+  }
+  if (!sandbox.images.includes(image)) {
+    throw new ToolError('validation', `image "${image}" is not one this server allows.`, {
+      hint: `Omit image for the default, or pick one of: ${sandbox.images.join(', ')}.`,
+      details: { field: 'image', allowed: sandbox.images },
+    })
+  }
+}
+
 export function createShellService(options: ShellServiceOptions): ShellService {
   const persistent = options.mirrorsRoot
     ? createWorkspaceMirrors({
@@ -83,6 +105,7 @@ export function createShellService(options: ShellServiceOptions): ShellService {
     policy: options.policy,
     status: () => options.sandbox.status(),
     async execute(request) {
+      assertImage(options.sandbox, request.image)
       const release = await options.limiter.acquire(request.signal)
       try {
         return await withMirrors(async (mirrors) => {
@@ -93,6 +116,7 @@ export function createShellService(options: ShellServiceOptions): ShellService {
               command: request.command,
               workspaceDir: checkout.dir,
               cwd: request.cwd,
+              ...(request.image ? { image: request.image } : {}),
               timeoutMs: request.timeoutMs,
               signal: request.signal,
               ...(request.onOutput ? { onOutput: request.onOutput } : {}),

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { isImageReference } from '../../sandbox/container-image'
 import { checkCommand } from '../../sandbox/policy'
 import { normalizeWorkspacePath } from '../../workspace/paths'
 import { ToolError } from '../errors'
@@ -43,6 +44,14 @@ export const executeCommand = defineTool({
       .max(3600)
       .default(30)
       .describe('Kill the command after this many seconds (1-3600). Default: 30.'),
+    image: z
+      .string()
+      .max(255)
+      .refine(isImageReference, 'must be an image reference such as python:3.12')
+      .optional()
+      .describe(
+        "Container image to run in, from the server's allow-list (container sandbox only). Default: the server's image.",
+      ),
   }),
   output: z.object({
     exit_code: z
@@ -77,6 +86,7 @@ export const executeCommand = defineTool({
       workspacePrefix: workspace.prefix,
       command: input.command,
       cwd,
+      ...(input.image ? { image: input.image } : {}),
       timeoutMs: input.timeout_seconds * 1000,
       signal,
       onOutput: (stream, text) => emit({ type: 'output', stream, text }),

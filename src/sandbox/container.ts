@@ -1,0 +1,223 @@
+import { execFile } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
+import { chown, mkdtemp, rm } from 'node:fs/promises'
+import { join } from 'node:path'
+import type { SandboxLimits } from './bwrap'
+import { runChild } from './child'
+import { workspaceWatchdog } from './disk-usage'
+import type { Sandbox, SandboxRunRequest, SandboxRunResult, SandboxStatus } from './sandbox'
+
+/**
+ * The `container` executor: each command runs in a fresh container of an operator-chosen image
+ * (`run --rm`), through the engine's CLI. The workspace copy is bind-mounted at /workspace; the root
+ * filesystem is read-only, /tmp a size-capped tmpfs, no network unless the operator opens one, no
+ * capabilities, no-new-privileges, a non-root user, and memory/pids/CPU limits set on the container.
+ */
+export interface ContainerOptions {
+  engine: 'podman' | 'docker'
+  enginePath: string
+  /** The default image, and every image a call may pick (the default included). */
+  image: string
+  images: readonly string[]
+  cpus: number
+  network: string
+  limits: SandboxLimits
+  /** Host uid/gid commands run as: the owner of the workspace copy, never root. */
+  user: { uid: number; gid: number }
+  /** The service is not root: podman then runs rootless. */
+  rootless: boolean
+  /** The engine CLI's own environment (socket and config locations); nothing of it enters a container. */
+  engineEnv: Record<string, string>
+}
+
+// Names of variables the engine CLI itself may need to find its socket, storage and configuration.
+const engineVariables = [
+  'PATH',
+  'HOME',
+  'TMPDIR',
+  'XDG_RUNTIME_DIR',
+  'XDG_CONFIG_HOME',
+  'XDG_DATA_HOME',
+  'DOCKER_HOST',
+  'DOCKER_CONFIG',
+  'DOCKER_CONTEXT',
+  'CONTAINER_HOST',
+  'CONTAINERS_CONF',
+  'CONTAINERS_STORAGE_CONF',
+  'CONTAINERS_REGISTRIES_CONF',
+]
+
+export function engineEnvironment(env: Record<string, string | undefined>): Record<string, string> {
+  const picked: Record<string, string> = {}
+  for (const name of engineVariables) {
+    const value = env[name]
+    if (value) picked[name] = value
+  }
+  picked.PATH ??= '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
+  return picked
+}
+
+export function containerArguments(options: ContainerOptions, request: SandboxRunRequest, name: string): string[] {
+  const { limits } = options
+  const env = { HOME: '/workspace', LANG: 'C.UTF-8', TMPDIR: '/tmp', USER: 'sandbox', ...request.env }
+  return [
+    'run',
+    '--rm',
+    '--name',
+    name,
+    '--label',
+    'io.toolport.run=true',
+    // Images are the operator's choice, prepared beforehand: a call never makes the engine pull.
+    '--pull',
+    'never',
+    // Output reaches us through the attached streams; a log copy would only fill the engine's disk.
+    '--log-driver',
+    'none',
+    '--network',
+    options.network,
+    '--hostname',
+    'sandbox',
+    '--read-only',
+    '--tmpfs',
+    `/tmp:rw,nosuid,nodev,size=${limits.memoryBytes},mode=1777`,
+    '--cap-drop',
+    'all',
+    '--security-opt',
+    'no-new-privileges',
+    '--user',
+    `${options.user.uid}:${options.user.gid}`,
+    '--memory',
+    String(limits.memoryBytes),
+    // Equal to --memory: no swap on top of the memory limit.
+    '--memory-swap',
+    String(limits.memoryBytes),
+    '--pids-limit',
+    String(limits.pids),
+    '--cpus',
+    String(options.cpus),
+    '--ulimit',
+    `fsize=${limits.fileBytes}:${limits.fileBytes}`,
+    '--ulimit',
+    `nofile=${limits.openFiles}:${limits.openFiles}`,
+    // Engines fill in their own (high) defaults for every rlimit not named, which runc then fails to set
+    // above the host's hard limits: name them all. NPROC counts a host uid's processes across runs.
+    '--ulimit',
+    `nproc=${limits.pids * 8}:${limits.pids * 8}`,
+    '--ulimit',
+    'core=0:0',
+    // podman adds the host's /etc/hosts entries and TERM/container variables: a command needs none of them.
+    ...(options.engine === 'podman' ? ['--no-hosts', '--unsetenv', 'TERM', '--unsetenv', 'container'] : []),
+    // Rootless podman maps container uids to subordinate ones: keep-id maps --user to the service's own uid.
+    ...(options.engine === 'podman' && options.rootless ? ['--userns', 'keep-id'] : []),
+    '--mount',
+    `type=bind,source=${request.workspaceDir},target=/workspace`,
+    '--workdir',
+    request.cwd ? `/workspace/${request.cwd}` : '/workspace',
+    ...Object.entries(env).flatMap(([key, value]) => ['--env', `${key}=${value}`]),
+    '--entrypoint',
+    '/bin/sh',
+    request.image ?? options.image,
+    '-c',
+    request.command,
+  ]
+}
+
+function removeContainer(options: ContainerOptions, name: string): Promise<void> {
+  const args =
+    options.engine === 'podman' ? ['rm', '--force', '--time', '0', '--ignore', name] : ['rm', '--force', name]
+  return new Promise((resolve) => {
+    // A container that already went with --rm makes docker complain; either way it is gone.
+    execFile(options.enginePath, args, { env: options.engineEnv, timeout: 60_000 }, () => resolve())
+  })
+}
+
+export function createContainerSandbox(options: ContainerOptions): Sandbox {
+  const { limits } = options
+  const enforced: Record<string, string> = {
+    isolation: `${options.engine} container per command (image ${options.image}): read-only root, private /tmp, own pid, ipc, uts and mount namespaces`,
+    network: options.network === 'none' ? 'none (--network none)' : `engine network "${options.network}"`,
+    user: `host uid ${options.user.uid}; all capabilities dropped; no-new-privileges`,
+    memory: `${options.engine} --memory ${limits.memoryBytes} bytes, no swap`,
+    processes: `${options.engine} --pids-limit ${limits.pids}`,
+    cpu: `${options.engine} --cpus ${options.cpus}`,
+    file_size: `RLIMIT_FSIZE ${limits.fileBytes} bytes`,
+    open_files: `RLIMIT_NOFILE ${limits.openFiles}`,
+    workspace: `${limits.workspaceBytes} bytes and ${limits.workspaceEntries} entries, checked every 250 ms`,
+    images: options.images.join(', '),
+  }
+  return {
+    executor: 'container',
+    images: options.images,
+    status: (): SandboxStatus => ({ executor: 'container', status: 'ok', enforced }),
+    async run(request): Promise<SandboxRunResult> {
+      const name = `toolport-${randomUUID()}`
+      let result: Awaited<ReturnType<typeof runChild>>
+      try {
+        result = await runChild({
+          file: options.enginePath,
+          args: containerArguments(options, request, name),
+          env: options.engineEnv,
+          timeoutMs: request.timeoutMs,
+          signal: request.signal,
+          maxOutputBytes: limits.maxOutputBytes,
+          ...(request.onOutput ? { onOutput: request.onOutput } : {}),
+          watchdog: {
+            intervalMs: 250,
+            check: workspaceWatchdog(request.workspaceDir, limits.workspaceBytes, limits.workspaceEntries),
+          },
+        })
+      } catch (error) {
+        await removeContainer(options, name)
+        throw error
+      }
+      const { killedFor, ...rest } = result
+      // Killing the CLI leaves the container to the engine's monitor: remove it before answering.
+      if (killedFor) await removeContainer(options, name)
+      return { ...rest, limitExceeded: killedFor?.startsWith('workspace') ? killedFor : undefined }
+    },
+  }
+}
+
+function engineOutput(options: ContainerOptions, args: string[]): Promise<{ ok: boolean; text: string }> {
+  return new Promise((resolve) => {
+    execFile(options.enginePath, args, { env: options.engineEnv, timeout: 60_000 }, (error, stdout, stderr) =>
+      resolve({ ok: !error, text: `${stderr}${stdout}`.trim() || (error?.message ?? '') }),
+    )
+  })
+}
+
+/** Images of the list the engine does not have (toolport never pulls while serving). */
+export async function missingImages(options: ContainerOptions): Promise<string[]> {
+  const missing: string[] = []
+  for (const image of options.images) {
+    const args =
+      options.engine === 'podman' ? ['image', 'exists', image] : ['image', 'inspect', '--format', '{{.Id}}', image]
+    if (!(await engineOutput(options, args)).ok) missing.push(image)
+  }
+  return missing
+}
+
+/** Runs `true` in the default image once; the text says why containers cannot work here. */
+export async function probeContainer(options: ContainerOptions, workDir: string): Promise<string | undefined> {
+  const version = await engineOutput(options, ['version'])
+  if (!version.ok) return `${options.engine} does not answer: ${version.text}`
+  if ((await missingImages({ ...options, images: [options.image] })).length > 0) {
+    return `image ${options.image} is not available to ${options.engine}; build or pull it first (${options.engine} pull ${options.image}): toolport never pulls while serving`
+  }
+  const workspace = await mkdtemp(join(workDir, 'probe-'))
+  try {
+    await chown(workspace, options.user.uid, options.user.gid).catch(() => {})
+    const result = await createContainerSandbox(options).run({
+      command: 'true',
+      workspaceDir: workspace,
+      cwd: '',
+      timeoutMs: 60_000,
+      signal: new AbortController().signal,
+    })
+    return result.exitCode === 0 ? undefined : result.output.text.trim() || `exit code ${result.exitCode}`
+  } catch (error) {
+    return (error as Error).message
+  } finally {
+    await rm(workspace, { recursive: true, force: true })
+  }
+}

@@ -1,0 +1,71 @@
+import { execFile } from 'node:child_process'
+import { createHash } from 'node:crypto'
+import { chmod, copyFile, mkdir, mkdtemp, readFile, realpath, rm, symlink, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { promisify } from 'node:util'
+
+const run = promisify(execFile)
+
+/**
+ * A small image for the container executor's tests, built here because no registry is reachable:
+ * Debian's static busybox for the shell and its tools, plus this machine's node (the contract suite
+ * uses node for its network and memory probes) with the shared libraries it links. Imported with
+ * `<engine> import`, tagged by a hash of its inputs so it is built once per machine.
+ */
+export async function ensureTestImage(engine: 'podman' | 'docker' = 'podman'): Promise<string> {
+  const busybox = await realpath('/bin/busybox')
+  const node = await realpath(process.execPath)
+  const libraries = [...new Set([...(await linkedLibraries(busybox)), ...(await linkedLibraries(node))])]
+  const hash = createHash('sha256')
+  for (const file of [busybox, node, ...libraries]) hash.update(file).update(await readFile(file))
+  const image = `localhost/toolport-sandbox-test:${hash.digest('hex').slice(0, 16)}`
+  if (await imageExists(engine, image)) return image
+
+  const root = await mkdtemp(join(tmpdir(), 'toolport-image-'))
+  try {
+    for (const folder of ['bin', 'usr/bin', 'etc', 'workspace', 'tmp', 'proc', 'dev', 'sys'])
+      await mkdir(join(root, folder), { recursive: true })
+    await chmod(join(root, 'tmp'), 0o1777)
+    await copyFile(busybox, join(root, 'bin/busybox'))
+    const { stdout } = await run(busybox, ['--list'])
+    for (const applet of stdout.split('\n').filter((name) => name && name !== 'busybox'))
+      await symlink('busybox', join(root, 'bin', applet))
+    await copyFile(node, join(root, 'usr/bin/node'))
+    for (const library of libraries) {
+      await mkdir(join(root, dirname(library)), { recursive: true })
+      await copyFile(library, join(root, library))
+    }
+    await writeFile(
+      join(root, 'etc/passwd'),
+      'root:x:0:0:root:/root:/bin/sh\nsandbox:x:1000:1000:sandbox:/workspace:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n',
+    )
+    await writeFile(join(root, 'etc/group'), 'root:x:0:\nsandbox:x:1000:\nnogroup:x:65534:\n')
+    const archive = join(root, '..', `${image.split(':')[1]}.tar`)
+    await run('tar', ['-C', root, '-cf', archive, '.'])
+    try {
+      await run(engine, ['import', '--change', 'ENV PATH=/usr/local/bin:/usr/bin:/bin', archive, image])
+    } finally {
+      await rm(archive, { force: true })
+    }
+    return image
+  } finally {
+    await rm(root, { recursive: true, force: true })
+  }
+}
+
+async function imageExists(engine: string, image: string): Promise<boolean> {
+  const args = engine === 'podman' ? ['image', 'exists', image] : ['image', 'inspect', image]
+  return run(engine, args).then(
+    () => true,
+    () => false,
+  )
+}
+
+/** Shared libraries a dynamically linked program loads, as real paths; none for a static one. */
+async function linkedLibraries(program: string): Promise<string[]> {
+  const { stdout } = await run('ldd', [program]).catch(() => ({ stdout: '' }))
+  const paths = [...stdout.matchAll(/(\/\S+\.so[^\s]*)/g)].map((match) => match[1] as string)
+  // Keep the path the loader looks up (e.g. /lib64/ld-linux-x86-64.so.2), with the file's real bytes.
+  return [...new Set(paths)]
+}
