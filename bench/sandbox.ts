@@ -8,9 +8,12 @@ import { silentLogger } from '../src/log'
 import { setupShell } from '../src/sandbox/setup'
 import { createMemoryStorage } from '../src/storage/memory'
 import { toolNames } from '../src/tools/index'
-import { printTable, summarize } from './stats'
+import { ensureTestImage } from '../test/support/container-image'
+import { notes, printTable, summarize } from './stats'
 
 const iterations = Number(process.env.BENCH_ITERATIONS ?? 60)
+// A container start costs ~10× a bwrap start: fewer samples keep the run short.
+const containerIterations = Number(process.env.BENCH_CONTAINER_ITERATIONS ?? 20)
 
 function spawnTrue(file: string, args: string[]): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -20,10 +23,10 @@ function spawnTrue(file: string, args: string[]): Promise<void> {
   })
 }
 
-async function time(run: () => Promise<unknown>): Promise<number[]> {
+async function time(run: () => Promise<unknown>, count = iterations): Promise<number[]> {
   await run() // warm-up
   const samples: number[] = []
-  for (let index = 0; index < iterations; index++) {
+  for (let index = 0; index < count; index++) {
     const started = performance.now()
     await run()
     samples.push(performance.now() - started)
@@ -79,6 +82,50 @@ try {
     { name: 'bare bwrap … true', stats: bwrap },
     { name: 'toolport sandbox (limits, cgroups, sync)', stats: toolport, baseline: bwrap, target: 3 },
   ])
+  await benchContainer()
 } finally {
   await rm(work, { recursive: true, force: true })
+}
+
+/** The container executor's start overhead (TOOLPORT_SANDBOX=container, podman) next to a bare `podman run`. */
+async function benchContainer(): Promise<void> {
+  const image = await ensureTestImage('podman').catch(() => undefined)
+  if (!image) {
+    notes.push('sandbox (container): skipped, podman or /bin/busybox is not installed (.ci/run installs both).')
+    return
+  }
+  const config = loadConfig(
+    { TOOLPORT_WORK_DIR: join(work, 'container'), TOOLPORT_SANDBOX: 'container', TOOLPORT_CONTAINER_IMAGE: image },
+    { toolNames },
+  )
+  const { shell, problem } = await setupShell(config, process.env, silentLogger)
+  if (!shell) throw new Error(`no container sandbox: ${problem}`)
+  const storage = createMemoryStorage()
+  const bare = summarize(
+    await time(
+      () => spawnTrue('podman', ['run', '--rm', '--network', 'none', '--entrypoint', '/bin/true', image]),
+      containerIterations,
+    ),
+  )
+  const toolport = summarize(
+    await time(
+      () =>
+        shell.execute({
+          storage,
+          workspacePrefix: 'tenants/bench/workspaces/container/',
+          command: 'true',
+          cwd: '',
+          timeoutMs: 30_000,
+          signal: new AbortController().signal,
+        }),
+      containerIterations,
+    ),
+  )
+  printTable('sandbox (container): `true` in a fresh podman container, empty workspace', [
+    { name: 'bare podman run --rm --network none … true', stats: bare },
+    { name: 'toolport container sandbox (limits, sync)', stats: toolport, baseline: bare },
+  ])
+  notes.push(
+    `sandbox (container): one warm-up call each, then ${containerIterations} calls; a container start costs more than a bwrap start (the table above), which is what a chosen image buys.`,
+  )
 }
