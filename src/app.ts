@@ -20,6 +20,7 @@ import { registerOpenApiRoute } from './routes/openapi'
 import { type Lifecycle, registerEdgeMiddleware, registerMetricsRoute } from './routes/operations'
 import { handleError, problemResponse, validationError } from './routes/problem'
 import { rateLimitMiddleware } from './routes/rate-limit'
+import { setResponseHeaders } from './routes/response-headers'
 import { registerToolRoutes } from './routes/tools'
 import type { ObjectStore } from './storage/store'
 import { ToolError } from './tools/errors'
@@ -95,8 +96,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
     const requestId = offered && requestIdPattern.test(offered) ? offered : crypto.randomUUID()
     context.set('requestId', requestId)
     await next()
-    context.header('X-Request-Id', requestId)
-    context.header('X-Content-Type-Options', 'nosniff')
+    setResponseHeaders(context, { 'X-Request-Id': requestId, 'X-Content-Type-Options': 'nosniff' })
     log.info('request', {
       request_id: requestId,
       method: context.req.method,

@@ -1,3 +1,4 @@
+import { connect } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createS3Storage } from '../src/storage/s3'
 import { toolNames } from '../src/tools/index'
@@ -24,6 +25,21 @@ function expectProblem(
   expect(typeof result.body.detail).toBe('string')
   expect(typeof result.body.hint).toBe('string')
   expect((result.body.hint as string).length).toBeGreaterThan(10)
+}
+
+/** One request over a fresh socket, bytes exactly as given; resolves with everything the server sent. */
+function rawHttp(request: string): Promise<string> {
+  const { hostname, port } = new URL(server.url)
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname)
+    let received = ''
+    socket.on('data', (chunk) => {
+      received += chunk.toString('latin1')
+    })
+    socket.on('error', (error) => (received ? resolve(received) : reject(error)))
+    socket.on('close', () => resolve(received))
+    socket.write(request)
+  })
 }
 
 async function raw(path: string, init: RequestInit = {}) {
@@ -100,6 +116,31 @@ describe('client mistakes get problem+json, never a 500', () => {
     expect((await server.call('read_file', { path: 'a.txt' })).status).toBe(404)
   })
 
+  // The limit is decided on Content-Length without reading the body (as hono's bodyLimit does once
+  // it has a length): check the edges over a raw socket, where the client controls every byte.
+  it('a body exactly at the limit is read; one byte more is 413; a body cannot outrun its Content-Length', async () => {
+    const limit = 65536
+    const sized = (bytes: number) => {
+      const shell = JSON.stringify({ path: 'edge.txt', content: '' })
+      return JSON.stringify({ path: 'edge.txt', content: 'x'.repeat(bytes - shell.length) })
+    }
+    const post = (body: string, length = Buffer.byteLength(body)) =>
+      rawHttp(
+        `POST /v1/tools/write_file HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\nConnection: close\r\n\r\n${body}`,
+      )
+    expect(await post(sized(limit))).toMatch(/^HTTP\/1\.1 200 /)
+    const shellBytes = JSON.stringify({ path: 'edge.txt', content: '' }).length
+    expect((await server.call('read_file', { path: 'edge.txt' })).body.content).toHaveLength(limit - shellBytes)
+    const over = await post(sized(limit + 1))
+    expect(over).toMatch(/^HTTP\/1\.1 413 /)
+    expect(over).toContain('"code":"size_exceeded"')
+    // Declares 30 bytes and sends 70,000: only the declared bytes are the body, the rest is garbage
+    // for the parser, so nothing over the limit is ever written.
+    const outrun = await post(sized(70_000).replace('edge.txt', 'outrun.txt'), 30)
+    expect(outrun).not.toMatch(/^HTTP\/1\.1 200 /)
+    expect((await server.call('read_file', { path: 'outrun.txt' })).status).toBe(404)
+  })
+
   it('invalid workspace ids: 400 naming the workspace parameter', async () => {
     for (const workspace of ['..', '.', '...', 'a/b', 'a b', '', 'x'.repeat(65), '%2e%2e', 'é']) {
       const result = await server.call('list_files', {}, { workspace })
@@ -134,6 +175,28 @@ describe('request ids', () => {
     expect(generated.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/)
     const problem = await server.call('read_file', {}, { headers: { 'x-request-id': 'req-7' } })
     expect(problem.body.request_id).toBe('req-7')
+    expect(problem.headers.get('x-request-id')).toBe('req-7')
+  })
+
+  it('every answer carries its request id and nosniff: tool results, problems, unknown routes', async () => {
+    await server.call('write_file', { path: 'ids.txt', content: 'ids' })
+    const answers = [
+      await server.call('read_file', { path: 'ids.txt' }, { headers: { 'x-request-id': 'ok-1' } }),
+      await server.call('read_file', { path: 'missing.txt' }, { headers: { 'x-request-id': 'missing-1' } }),
+      await server.call('read_file', '{"path":', { headers: { 'x-request-id': 'bad-json-1' } }),
+      await server.call('no_such_tool', {}, { headers: { 'x-request-id': 'unknown-1' } }),
+    ]
+    expect(answers.map((answer) => answer.status)).toEqual([200, 404, 400, 404])
+    expect(answers.map((answer) => answer.headers.get('x-request-id'))).toEqual([
+      'ok-1',
+      'missing-1',
+      'bad-json-1',
+      'unknown-1',
+    ])
+    for (const answer of answers) expect(answer.headers.get('x-content-type-options')).toBe('nosniff')
+    expect((await raw('/v2/whatever', { headers: { 'x-request-id': 'route-1' } })).headers.get('x-request-id')).toBe(
+      'route-1',
+    )
   })
 })
 

@@ -1,6 +1,7 @@
 import type { MiddlewareHandler } from 'hono'
 import { ToolError } from '../tools/errors'
 import type { AppEnv } from './env'
+import { setResponseHeaders } from './response-headers'
 
 export interface RateLimit {
   /** Calls allowed per window. */
@@ -47,6 +48,6 @@ export function rateLimitMiddleware(limit: RateLimit, now: () => number = Date.n
     }
     bucket.tokens -= 1
     await next()
-    for (const [name, value] of Object.entries(headers(bucket.tokens))) context.header(name, value)
+    setResponseHeaders(context, headers(bucket.tokens))
   }
 }

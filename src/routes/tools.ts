@@ -1,6 +1,5 @@
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi'
 import type { MiddlewareHandler } from 'hono'
-import { bodyLimit } from 'hono/body-limit'
 import { streamSSE } from 'hono/streaming'
 import { type ApprovalDeps, dryRunOf, gateCall } from '../approvals/approvals'
 import { assertToolAllowed } from '../auth'
@@ -11,6 +10,7 @@ import { ToolError } from '../tools/errors'
 import { invokeTool } from '../tools/invoke'
 import type { ToolServices } from '../tools/services'
 import { type Logger, type Tool, type ToolEvent, type ToolLimits, titleOfCall } from '../tools/tool'
+import { limitBody } from './body-limit'
 import { inputSchemaOf } from './catalog'
 import type { AppEnv } from './env'
 import { Job, jobStatusUrl } from './jobs'
@@ -88,13 +88,10 @@ export interface ToolRouteDeps {
 
 /** One POST /v1/tools/{name} per tool, generated from the tool's own schemas. */
 export function registerToolRoutes(app: OpenAPIHono<AppEnv>, tools: readonly Tool[], deps: ToolRouteDeps): void {
-  const limitBody = bodyLimit({
-    maxSize: deps.maxBodyBytes,
-    onError: () => {
-      throw new ToolError('size_exceeded', `The request body is larger than ${deps.maxBodyBytes} bytes.`, {
-        hint: `Send at most ${deps.maxBodyBytes} bytes; files may be at most ${deps.limits.maxFileBytes} bytes.`,
-      })
-    },
+  const limitedBody = limitBody(deps.maxBodyBytes, () => {
+    throw new ToolError('size_exceeded', `The request body is larger than ${deps.maxBodyBytes} bytes.`, {
+      hint: `Send at most ${deps.maxBodyBytes} bytes; files may be at most ${deps.limits.maxFileBytes} bytes.`,
+    })
   })
   for (const tool of tools) {
     // Permission is checked before the body is read, so a key learns nothing about tools it may not use.
@@ -110,7 +107,7 @@ export function registerToolRoutes(app: OpenAPIHono<AppEnv>, tools: readonly Too
       description: tool.description,
       tags: ['tools'],
       security: [{ bearerAuth: [] }],
-      middleware: [allowTool, limitBody, stripNullFields(inputSchemaOf(tool))] as const,
+      middleware: [allowTool, limitedBody, stripNullFields(inputSchemaOf(tool))] as const,
       request: {
         query: z.object({
           workspace: WorkspaceId,
