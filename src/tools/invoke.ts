@@ -39,27 +39,21 @@ export async function invokeTool(invocation: Invocation): Promise<unknown> {
     quota: invocation.services.quota,
   })
   const deadlineMs = tool.deadlineMs?.(invocation.input as never) ?? invocation.limits.callTimeoutMs
-  // Like AbortSignal.timeout, but the timer is cleared when the call ends: no 300 s timer per finished call.
-  const deadline = deadlineMs === undefined ? undefined : new AbortController()
-  const timer = deadline
-    ? setTimeout(() => deadline.abort(new DOMException('The call deadline passed.', 'TimeoutError')), deadlineMs)
-    : undefined
-  const signal = deadline ? AbortSignal.any([invocation.signal, deadline.signal]) : invocation.signal
-  const running = tool.run(invocation.input as never, {
+  const context = {
     workspace,
     limits: invocation.limits,
-    signal,
     log,
     ...invocation.services,
     emit: invocation.emit ?? (() => {}),
     ...(invocation.origin ? { origin: invocation.origin } : {}),
-  })
+  }
   let output: unknown
-  try {
-    output =
-      deadline && deadlineMs !== undefined ? await raceDeadline(running, deadline.signal, deadlineMs) : await running
-  } finally {
-    clearTimeout(timer)
+  if (deadlineMs === undefined) {
+    output = await tool.run(invocation.input as never, { ...context, signal: invocation.signal })
+  } else {
+    output = await runWithDeadline(deadlineMs, invocation.signal, (signal) =>
+      tool.run(invocation.input as never, { ...context, signal }),
+    )
   }
   const checked = tool.output.safeParse(output)
   if (!checked.success) {
@@ -70,26 +64,40 @@ export async function invokeTool(invocation: Invocation): Promise<unknown> {
 }
 
 /**
- * The tool saw the aborted signal, but a tool that ignores it must not hold the call: the answer is
- * 504 at the deadline whatever the tool does (its late result or error is dropped).
+ * Runs `run` with a signal that aborts when `outer` does (with its reason) or when the deadline
+ * passes (a TimeoutError). One controller and one timer serve both, cleared when the call ends: no
+ * AbortSignal.any and no timer left behind per finished call, which a busy server pays for on every
+ * call. The tool sees the aborted signal, but a tool that ignores it must not hold the call: the
+ * answer is 504 at the deadline whatever the tool does (its late result or error is dropped).
  */
-async function raceDeadline<T>(running: Promise<T>, deadline: AbortSignal, deadlineMs: number): Promise<T> {
-  let onAbort: (() => void) | undefined
+async function runWithDeadline<T>(
+  deadlineMs: number,
+  outer: AbortSignal,
+  run: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
+  const controller = new AbortController()
+  const forward = () => controller.abort(outer.reason)
+  if (outer.aborted) forward()
+  else outer.addEventListener('abort', forward, { once: true })
+  let timer: ReturnType<typeof setTimeout> | undefined
   const expired = new Promise<never>((_, reject) => {
-    onAbort = () =>
+    timer = setTimeout(() => {
+      // Rejected before the abort, so the race answers timeout even when the tool fails at once on it.
       reject(
         new ToolError('timeout', `The call did not finish within its ${Math.round(deadlineMs / 1000)} s deadline.`, {
           hint: 'Call with ?async=true to run it as a job and poll status_url, or split the work into smaller calls.',
           details: { limit_seconds: deadlineMs / 1000 },
         }),
       )
-    if (deadline.aborted) onAbort()
-    else deadline.addEventListener('abort', onAbort, { once: true })
+      controller.abort(new DOMException('The call deadline passed.', 'TimeoutError'))
+    }, deadlineMs)
   })
-  running.catch(() => {})
   try {
+    const running = run(controller.signal)
+    running.catch(() => {})
     return await Promise.race([running, expired])
   } finally {
-    if (onAbort) deadline.removeEventListener('abort', onAbort)
+    clearTimeout(timer)
+    outer.removeEventListener('abort', forward)
   }
 }
