@@ -1,5 +1,6 @@
-import { lstat, readdir } from 'node:fs/promises'
+import { type Dirent, lstatSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
+import { setImmediate as nextTurn } from 'node:timers/promises'
 
 /**
  * Bytes and entries under a folder, never following symbolic links. Stops counting past maxEntries,
@@ -9,17 +10,41 @@ export async function diskUsage(folder: string, maxEntries: number): Promise<{ b
   let bytes = 0
   let entries = 0
   const pending = [folder]
+  // Runs every 250 ms beside the command. Synchronous reads in 2 ms slices: an awaited lstat per file
+  // cost several times the syscall (~30 ms a pass on 1,000 files against a few ms), all of it taken
+  // from the command's CPU.
+  let sliceStart = performance.now()
   while (pending.length > 0 && entries <= maxEntries) {
     const current = pending.pop() as string
-    const children = await readdir(current, { withFileTypes: true }).catch(() => [])
-    for (const child of children) {
+    for (const child of readdirOrEmpty(current)) {
       entries++
       const path = join(current, child.name)
       if (child.isDirectory()) pending.push(path)
-      else if (child.isFile()) bytes += (await lstat(path).catch(() => ({ size: 0 }))).size
+      else if (child.isFile()) bytes += sizeOrZero(path)
+      if (performance.now() - sliceStart > 2) {
+        await nextTurn()
+        sliceStart = performance.now()
+      }
     }
   }
   return { bytes, entries }
+}
+
+// The sandbox changes the tree while it is measured: whatever vanished or became unreadable counts as nothing.
+function readdirOrEmpty(path: string): Dirent[] {
+  try {
+    return readdirSync(path, { withFileTypes: true })
+  } catch {
+    return []
+  }
+}
+
+function sizeOrZero(path: string): number {
+  try {
+    return lstatSync(path).size
+  } catch {
+    return 0
+  }
 }
 
 export function workspaceWatchdog(folder: string, maxBytes: number, maxEntries: number) {
