@@ -252,6 +252,25 @@ describe.each(drivers)('workspace mirrors on $name storage', ({ setup }) => {
     expect(await localTree(second.dir)).toEqual(await stored())
   })
 
+  it('uploads a same-size edit whose mtime was put back, and a file only touched', async () => {
+    const { checkout, seed, stored } = await fixture()
+    await seed({ 'same.txt': 'aaaa', 'untouched.txt': 'u', 'touched.txt': 't' })
+    const run = await checkout()
+    const times = join(scratch, `times-${randomUUID()}`)
+    await writeFile(times, '')
+    execFileSync('touch', ['-r', join(run.dir, 'same.txt'), times])
+    await writeFile(join(run.dir, 'same.txt'), 'bbbb')
+    execFileSync('touch', ['-r', times, join(run.dir, 'same.txt')])
+    // Only the time changes: uploaded again (same bytes), as the scan never reads content to compare.
+    execFileSync('touch', ['-d', '2001-01-01', join(run.dir, 'touched.txt')])
+    const result = await run.commit()
+    expect(result.changes).toEqual([
+      { path: 'same.txt', change: 'modified', size: 4 },
+      { path: 'touched.txt', change: 'modified', size: 1 },
+    ])
+    expect(await stored()).toEqual({ 'same.txt': 'bbbb', 'untouched.txt': 'u', 'touched.txt': 't' })
+  })
+
   it('reports added, modified and deleted files and writes them to storage', async () => {
     const { checkout, seed, stored } = await fixture()
     await seed({ 'keep.txt': 'keep', 'edit.txt': 'before', 'gone.txt': 'bye', x: 'was a file' })
