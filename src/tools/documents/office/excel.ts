@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream'
 import ExcelJS from 'exceljs'
-import type { Cell, SheetData } from './content'
+import type { SheetData } from './content'
 import { mixColors, type Theme } from './theme'
 
 /**
@@ -122,7 +122,13 @@ function columnWidths(sheet: SheetData, columns: number, minTotal: number): numb
   return total >= minTotal ? clamped : clamped.map((width) => Math.min(80, Math.ceil((width * minTotal) / total)))
 }
 
-const cellValue = (value: Cell): ExcelJS.CellValue => value
+/**
+ * exceljs gives every new row its own empty style object, and on commit looks a row's style up by
+ * object identity (a WeakMap); a fresh object misses, so each of 100,000 rows would render its style
+ * to XML again just to find the default style. One shared empty object resolves once. Rows carry no
+ * style of their own here (every cell has one), so nothing ever writes to it.
+ */
+const noRowStyle: Partial<ExcelJS.Style> = {}
 
 export async function renderExcel(title: string, sheets: SheetData[], theme: Theme): Promise<Uint8Array> {
   const chunks: Uint8Array[] = []
@@ -174,7 +180,10 @@ export async function renderExcel(title: string, sheets: SheetData[], theme: The
       header.commit()
     }
     for (const [rowIndex, values] of sheet.rows.entries()) {
-      const row = worksheet.addRow(values.map(cellValue))
+      // exceljs reads the values into cells and keeps no reference to the array, so no copy is needed.
+      const row = worksheet.addRow(values as ExcelJS.CellValue[])
+      // Row.style exists (exceljs doc/row.js, read on commit) but is missing from the typings.
+      Object.assign(row, { style: noRowStyle })
       const look = sheet.headingRows?.has(rowIndex) ? style.heading : rowIndex % 2 === 0 ? style.even : style.odd
       for (let column = 1; column <= columns; column++) row.getCell(column).style = look
       row.commit()
