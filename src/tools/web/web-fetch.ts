@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { decodeTextBody, parseContentType } from '../../web/content-type'
-import { extractReadable, type ReadablePage } from '../../web/readable'
+import type { ReadablePage } from '../../web/readable'
 import { ToolError } from '../errors'
 import { cutToJsonBudget } from '../files/text'
 import { defineTool } from '../tool'
@@ -52,6 +52,7 @@ export const webFetch = defineTool({
       const client = requireHttp(http)
       await client.check(input.url)
       const rendered = await browser.renderPage(input.url, (url) => client.check(url), signal)
+      const { extractReadable } = await import('../../web/readable')
       return shape(input, extractReadable(rendered.html, rendered.finalUrl), rendered.finalUrl, 200, false)
     }
     const response = await requireHttp(http).request({
@@ -74,7 +75,8 @@ export const webFetch = defineTool({
       )
     }
     const isHtml = htmlTypes.has(parseContentType(contentType).mediaType) || /^\s*<(!doctype html|html)/i.test(body)
-    const page = isHtml ? extractReadable(body, response.finalUrl) : { raw: body }
+    // Readability, linkedom and turndown load on the first HTML page, not at every start.
+    const page = isHtml ? (await import('../../web/readable')).extractReadable(body, response.finalUrl) : { raw: body }
     return shape(input, page, response.finalUrl, response.status, response.truncated)
   },
 })
