@@ -5,5 +5,7 @@ export declare const lambdaExternals: string[]
 export declare function buildLambda(options?: {
   outdir?: string
   copyExternals?: boolean
+  /** Put dynamically imported modules in chunks/*.mjs beside index.mjs (default false: one file). */
+  split?: boolean
 }): Promise<BuildResult<{ metafile: true }>>
 export declare function buildWorker(options?: { outdir?: string }): Promise<BuildResult<{ metafile: true }>>
