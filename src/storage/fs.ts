@@ -1,5 +1,15 @@
 import { randomUUID } from 'node:crypto'
-import { type BigIntStats, constants, lstatSync } from 'node:fs'
+import {
+  type BigIntStats,
+  close as closeCallback,
+  constants,
+  fstat as fstatCallback,
+  lstatSync,
+  open as openCallback,
+  read as readCallback,
+  readFile as readFileCallback,
+  realpathSync,
+} from 'node:fs'
 import {
   access,
   type FileHandle,
@@ -34,7 +44,7 @@ const symlinkHint = 'Symbolic links are not followed by the storage layer.'
 // O_NONBLOCK: if a FIFO is swapped in after the lstat check, open must not hang waiting for a writer.
 const readFlags = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK
 const tempFlags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW
-// Node's largest single read (kIoMaxLength); FileHandle.readFile refuses files above it.
+// Node's largest single read (kIoMaxLength); fs.readFile refuses files above it.
 const maxSingleRead = 2 ** 31 - 1
 // A concurrent delete may prune a freshly made parent folder before our rename lands in it.
 const renameAttempts = 3
@@ -65,14 +75,24 @@ export async function createFsStorage(options: FsStorageOptions): Promise<Object
     return null
   }
 
+  // get takes the fs callback API with a plain descriptor: each fs/promises call and FileHandle
+  // costs about twice the CPU of the same callback call, which shows on every small read.
   async function get(key: string): Promise<StoredObject | null> {
-    const opened = await openForRead(key)
-    if (!opened) return null
+    const found = await inspect(root, key)
+    if (!found?.isFile()) return null
+    let fd: number
     try {
-      const body = await readOpened(opened.handle, opened.stats)
-      return { ...infoOf(key, opened.stats), body }
+      fd = await settle<number>((done) => openCallback(pathOf(key), readFlags, done))
+    } catch (error) {
+      if (hasCode(error, 'ENOENT', 'ENOTDIR', 'EISDIR')) return null
+      throw error
+    }
+    try {
+      const stats = await settle<BigIntStats>((done) => fstatCallback(fd, { bigint: true }, done))
+      if (!stats.isFile()) return null
+      return { ...infoOf(key, stats), body: await readWhole(fd, stats) }
     } finally {
-      await opened.handle.close()
+      await settle<void>((done) => closeCallback(fd, done))
     }
   }
 
@@ -206,42 +226,63 @@ function infoOf(key: string, stats: BigIntStats): ObjectInfo {
 }
 
 /**
- * What walk(root, key) answers, in two filesystem calls instead of one per component (each call is
- * a thread-pool round trip, the largest cost of a small read). root is canonical and keys have no
- * '.', '..' or empty segments, so realpath of the parent folder equals its literal path exactly when
- * no component above the final one is a symlink and all of them are folders; the final component
- * then gets its own lstat, as in walk. Any other outcome (a missing or file component, a symlink,
- * any error) is settled by walk itself, so answers and errors are walk's.
+ * What walk(root, key) answers, without a thread-pool round trip per component. root is canonical
+ * and keys have no '.', '..' or empty segments, so realpath of the parent folder equals its literal
+ * path exactly when no component above the final one is a symlink and all of them are folders; the
+ * final component then gets its own lstat, as in walk. Any other outcome (a missing or file
+ * component, a symlink, any error) is settled by walk itself, so answers and errors are walk's.
+ *
+ * Both calls are synchronous: metadata of a local folder is answered from the kernel's caches in
+ * microseconds, while each asynchronous call is a thread-pool hop that under load cost more than
+ * the rest of a small read_file together (a --cpu-prof on 2 cores). The data itself is read
+ * asynchronously.
  */
 async function inspect(root: string, key: string): Promise<BigIntStats | null> {
   const slash = key.lastIndexOf('/')
   if (slash !== -1) {
     const parent = join(root, ...key.slice(0, slash).split('/'))
-    const resolved = await realpath(parent).catch(() => null)
-    if (resolved !== parent) return walk(root, key)
+    if (realpathOrNull(parent) !== parent) return walk(root, key)
   }
-  const stats = await lstatOrNull(join(root, ...key.split('/')))
+  let stats: BigIntStats | null
+  try {
+    stats = lstatSync(join(root, ...key.split('/')), { bigint: true, throwIfNoEntry: false }) ?? null
+  } catch (error) {
+    if (!hasCode(error, 'ENOENT', 'ENOTDIR')) throw error
+    stats = null
+  }
   if (stats?.isSymbolicLink()) throw symlinkError()
   return stats
 }
 
-/**
- * The whole file behind an open handle whose fstat is `stats`: as FileHandle.readFile (which reads
- * up to the size its own fstat reports), without the second fstat.
- */
-async function readOpened(handle: FileHandle, stats: BigIntStats): Promise<Uint8Array> {
+function realpathOrNull(path: string): string | null {
+  try {
+    return realpathSync.native(path)
+  } catch {
+    return null
+  }
+}
+
+/** The whole file behind fd whose fstat is `stats`: as fs.readFile, which reads up to the size its own fstat reports. */
+async function readWhole(fd: number, stats: BigIntStats): Promise<Uint8Array> {
   const size = Number(stats.size)
   // A file that reports no size is read to its end, and one past Node's single-read limit gets
-  // readFile's own error: both exactly as before.
-  if (size === 0 || size > maxSingleRead) return new Uint8Array(await handle.readFile())
+  // readFile's own error: both exactly as FileHandle.readFile did.
+  if (size === 0 || size > maxSingleRead) {
+    return new Uint8Array(await settle<Buffer>((done) => readFileCallback(fd, done)))
+  }
   const buffer = new Uint8Array(size)
   let filled = 0
   while (filled < size) {
-    const { bytesRead } = await handle.read(buffer, filled, size - filled, null)
+    const bytesRead = await settle<number>((done) => readCallback(fd, buffer, filled, size - filled, null, done))
     if (bytesRead === 0) break
     filled += bytesRead
   }
   return filled === size ? buffer : buffer.subarray(0, filled)
+}
+
+/** A node:fs callback call as a promise. */
+function settle<T>(call: (done: (error: NodeJS.ErrnoException | null, value: T) => void) => void): Promise<T> {
+  return new Promise((resolve, reject) => call((error, value) => (error ? reject(error) : resolve(value))))
 }
 
 /**
@@ -285,9 +326,10 @@ async function isPlainFolder(root: string, folderKey: string): Promise<boolean> 
 async function prepareParents(root: string, key: string): Promise<void> {
   const segments = key.split('/')
   const parent = join(root, ...segments.slice(0, -1))
-  // When realpath equals the literal path (see inspect) every parent already exists as a real
-  // folder, so there is nothing to create or refuse; otherwise createParents settles it.
-  if (segments.length > 1 && (await realpath(parent).catch(() => null)) !== parent) {
+  // When realpath equals the literal path (see inspect, also for why it is synchronous) every
+  // parent already exists as a real folder, so there is nothing to create or refuse; otherwise
+  // createParents settles it.
+  if (segments.length > 1 && realpathOrNull(parent) !== parent) {
     await createParents(root, segments.slice(0, -1))
   }
   const target = await lstatOrNull(join(parent, segments.at(-1) as string))
