@@ -43,15 +43,14 @@ async function copyPackage(name, target, from = process.cwd(), seen = new Set())
  * One ESM entry file with every dependency inside, AWS SDK included (the runtime's copy is a version
  * we do not control).
  *
- * `split: false` (the default for now) keeps everything in index.mjs: modules that tools import with
- * `await import()` are then evaluated only when first called, but node still reads and compiles the
- * whole 9-10 MB file on every cold start, and that compile is about half of a read_file cold start
- * (CPU profile: compileSourceTextModule + the UTF-8 decode of the source). `split: true` lets esbuild
- * put each `await import()` (Chromium, the Office writers, pdf-lib with fontkit, the shell parser, the
- * SSM/Secrets Manager/Lambda clients) in chunks/*.mjs beside the entry, so a cold start compiles only
- * what the first call needs. Both layouts deploy the same way (the whole folder is the function's code).
+ * `split: true` (the default) lets esbuild put each `await import()` (Chromium, the Office writers,
+ * pdf-lib with fontkit, the shell parser, the SSM/Secrets Manager/Lambda clients) in chunks/*.mjs
+ * beside the entry, so a cold start reads and compiles only what the first call needs: in one 9-10 MB
+ * file, node's compile of code that call never runs was about half of a read_file cold start (CPU
+ * profile: compileSourceTextModule + the UTF-8 decode of the source). `split: false` gives the single
+ * file. Both layouts deploy the same way (the whole folder is the function's code).
  */
-export async function buildLambda({ outdir = 'dist/lambda', copyExternals = true, split = false } = {}) {
+export async function buildLambda({ outdir = 'dist/lambda', copyExternals = true, split = true } = {}) {
   await rm(outdir, { recursive: true, force: true })
   const result = await build({
     entryPoints: { index: 'src/runtimes/lambda.ts' },

@@ -82,14 +82,31 @@ afterAll(async () => {
 })
 
 describe('Lambda bundle', () => {
-  it('is one ESM file with the Swagger UI assets beside it, and no node_modules', async () => {
-    expect((await readdir(join(folder, 'toolport'))).sort()).toEqual(['docs-assets', 'index.mjs', 'index.mjs.map'])
+  it('is an ESM entry with its lazily loaded chunks and the Swagger UI assets beside it, and no node_modules', async () => {
+    expect((await readdir(join(folder, 'toolport'))).sort()).toEqual([
+      'chunks',
+      'docs-assets',
+      'index.mjs',
+      'index.mjs.map',
+    ])
     expect((await readdir(join(folder, 'toolport', 'docs-assets'))).sort()).toEqual([
       'swagger-ui-bundle.js',
       'swagger-ui.css',
     ])
     expect((await stat(join(folder, 'toolport', 'index.mjs'))).isFile()).toBe(true)
   })
+
+  it('loads every chunk outside the repository: nothing a later call imports is missing', async () => {
+    const chunks = (await readdir(join(folder, 'toolport', 'chunks'))).filter((name) => name.endsWith('.mjs'))
+    expect(chunks.length).toBeGreaterThan(3)
+    const script = `for (const file of process.argv.slice(1)) await import(file); console.log('loaded')`
+    const { stdout } = await run(
+      process.execPath,
+      ['--input-type=module', '-e', script, ...chunks.map((name) => join(folder, 'toolport', 'chunks', name))],
+      { cwd: folder, env: { PATH: process.env.PATH, TMPDIR: folder, ...env } },
+    )
+    expect(stdout.trim()).toBe('loaded')
+  }, 120_000)
 
   it('loads outside the repository, answers /healthz, and measures cold start against bare Hono', async () => {
     const toolport = await coldStart(join(folder, 'toolport', 'index.mjs'))
