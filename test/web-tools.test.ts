@@ -225,7 +225,7 @@ describe('web_search', () => {
   })
 
   it('parses a DuckDuckGo HTML results page, skipping ads and non-http links', async () => {
-    const results = parseDuckDuckGoResults(await fixture('duckduckgo-results.html'), 10)
+    const results = await parseDuckDuckGoResults(await fixture('duckduckgo-results.html'), 10)
     expect(results).toEqual([
       {
         title: 'GitHub - containers/bubblewrap: Low-level unprivileged sandboxing tool',
@@ -239,7 +239,7 @@ describe('web_search', () => {
       },
       expect.objectContaining({ url: 'https://manpages.debian.org/bookworm/bubblewrap/bwrap.1.en.html' }),
     ])
-    expect(parseDuckDuckGoResults(await fixture('duckduckgo-results.html'), 1)).toHaveLength(1)
+    expect(await parseDuckDuckGoResults(await fixture('duckduckgo-results.html'), 1)).toHaveLength(1)
   })
 
   it('parses Brave Search API answers', () => {

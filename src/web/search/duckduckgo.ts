@@ -1,4 +1,3 @@
-import { parseHTML } from 'linkedom'
 import { ToolError } from '../../tools/errors'
 import type { HttpClient } from '../http'
 import type { SearchProvider, SearchResult } from '../search'
@@ -41,7 +40,9 @@ function targetOf(href: string): string | undefined {
   }
 }
 
-export function parseDuckDuckGoResults(html: string, count: number): SearchResult[] {
+export async function parseDuckDuckGoResults(html: string, count: number): Promise<SearchResult[]> {
+  // Loaded on the first search, not at start: linkedom is a large share of a cold start's code.
+  const { parseHTML } = await import('linkedom')
   const { document } = parseHTML(html)
   const results: SearchResult[] = []
   for (const block of document.querySelectorAll('.result')) {
