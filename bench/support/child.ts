@@ -2,12 +2,15 @@ import { type ChildProcess, spawn } from 'node:child_process'
 
 export interface Child {
   process: ChildProcess
-  /** The first JSON line the child printed. */
+  /** The child's ready line: the first JSON object it printed with `ready: true`. */
   ready: Record<string, unknown>
   stop(): Promise<void>
 }
 
-/** Starts `node args…` and waits for its first stdout line that parses as JSON. */
+/**
+ * Starts `node args…` and waits for its first stdout line that parses as a JSON object with
+ * `ready: true` (other JSON lines, such as the service's own log, may come before it).
+ */
 export async function startChild(
   args: string[],
   env: Record<string, string | undefined> = {},
@@ -23,6 +26,7 @@ export async function startChild(
         if (!line.startsWith('{')) continue
         try {
           const parsed = JSON.parse(line)
+          if (parsed?.ready !== true) continue
           clearTimeout(timer)
           resolve(parsed)
           return
