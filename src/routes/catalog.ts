@@ -37,9 +37,11 @@ export async function catalogRevision(entries: readonly CatalogEntry[]): Promise
 }
 
 export function registerCatalogRoute(app: OpenAPIHono<AppEnv>, tools: readonly Tool[]): void {
-  // Schemas are derived once per app; each key then sees the part of the catalog it may call.
-  const entries = tools.map(catalogEntry)
+  // Schemas are derived once per app, on the first catalog request rather than at start (a Lambda cold
+  // start serving a tool call never needs them); each key then sees the part of the catalog it may call.
+  let entries: CatalogEntry[] | undefined
   app.get('/v1/tools', async (context) => {
+    entries ??= tools.map(catalogEntry)
     const format = context.req.query('format') ?? 'toolport'
     if (!isCatalogFormat(format)) {
       throw new ToolError('validation', `Unknown catalog format ${JSON.stringify(format)}.`, {
@@ -48,7 +50,8 @@ export function registerCatalogRoute(app: OpenAPIHono<AppEnv>, tools: readonly T
       })
     }
     const allowed = context.get('principal').tools
-    const visible = allowed ? entries.filter((entry) => allowed.has(entry.name)) : entries
+    const all = entries
+    const visible = allowed ? all.filter((entry) => allowed.has(entry.name)) : all
     // The revision hashes the toolport entries, so it is the same whichever format is asked for.
     return context.json({ revision: await catalogRevision(visible), format, tools: formatCatalog(format, visible) })
   })

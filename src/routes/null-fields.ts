@@ -10,7 +10,9 @@ const jsonMediaType = /^application\/([\w.-]+\+)?json$/i
  * send for optional fields they leave unset, and hands the validator the result through Hono's body
  * cache. A body that is not JSON is left alone for the validator to refuse with its usual problem.
  */
-export function stripNullFields(schema: JsonSchema): MiddlewareHandler<AppEnv> {
+export function stripNullFields(schemaOf: () => JsonSchema): MiddlewareHandler<AppEnv> {
+  // Derived on the route's first call rather than at start: a cold start serves one tool, not all.
+  let schema: JsonSchema | undefined
   return async (context, next) => {
     const mediaType = context.req.header('content-type')?.split(';')[0]?.trim() ?? ''
     if (jsonMediaType.test(mediaType)) {
@@ -20,6 +22,7 @@ export function stripNullFields(schema: JsonSchema): MiddlewareHandler<AppEnv> {
       } catch {
         return next()
       }
+      schema ??= schemaOf()
       if (stripNullOptionalsChanged(body, schema)) {
         // Hono types the cache as Body's methods, but stores the promises those methods return.
         const cache = context.req.bodyCache as Record<string, unknown>

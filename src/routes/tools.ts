@@ -107,7 +107,7 @@ export function registerToolRoutes(app: OpenAPIHono<AppEnv>, tools: readonly Too
       description: tool.description,
       tags: ['tools'],
       security: [{ bearerAuth: [] }],
-      middleware: [allowTool, limitedBody, stripNullFields(inputSchemaOf(tool))] as const,
+      middleware: [allowTool, limitedBody, stripNullFields(() => inputSchemaOf(tool))] as const,
       request: {
         query: z.object({
           workspace: WorkspaceId,
