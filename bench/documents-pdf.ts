@@ -122,9 +122,17 @@ const batches = Number(process.env.BENCH_BATCHES ?? 15)
 const margin = { top: '20mm', right: '20mm', bottom: '20mm', left: '20mm' }
 
 const dataDir = await mkdtemp(join(tmpdir(), 'toolport-bench-pdf-'))
-// The service as deployed on Node, defaults included (TOOLPORT_BROWSER_PAGES=2: two pages render at
-// once and the other calls queue); no keys, so auth is off, as on a loopback-only server.
-const config = loadConfig({ TOOLPORT_DATA_DIR: dataDir, TOOLPORT_WORK_DIR: join(dataDir, 'work') }, { toolNames })
+// The service on Node with as many pooled pages as the bare script has (TOOLPORT_BROWSER_PAGES=4; the
+// default of 2 would queue half of each batch, measuring the pool size rather than per-PDF overhead);
+// no keys, so auth is off, as on a loopback-only server.
+const config = loadConfig(
+  {
+    TOOLPORT_DATA_DIR: dataDir,
+    TOOLPORT_WORK_DIR: join(dataDir, 'work'),
+    TOOLPORT_BROWSER_PAGES: String(concurrent),
+  },
+  { toolNames },
+)
 const { services } = await createNodeServices(config, {}, silentLogger, { shell: false })
 const app = createApp({ config, storage: createMemoryStorage(), log: silentLogger, services })
 const body = JSON.stringify({ content: html, content_type: 'html', title: 'Invoice', output_path: 'bench/invoice.pdf' })
