@@ -1,9 +1,8 @@
-import { chown, lstat, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { lstat, mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { CgroupManager } from './cgroup'
-import { runChild } from './child'
-import { workspaceWatchdog } from './disk-usage'
 import type { Sandbox, SandboxRunRequest, SandboxRunResult, SandboxStatus } from './sandbox'
+import { probeSandbox, runSandboxedChild, workspaceLimitOf } from './sandboxed-child'
 
 export interface SandboxLimits {
   memoryBytes: number
@@ -165,22 +164,18 @@ export function createBwrapSandbox(options: BwrapOptions): Sandbox {
           options.bwrapPath,
           ...(await bwrapArguments(options, request)),
         ]
-        const result = await runChild({
-          file: '/bin/sh',
-          args: ['-c', joinCgroupsScript, 'sh', ...(cgroup?.procsFiles ?? []), '--', ...chain],
-          // bwrap is pid 1 of the sandbox: its own environment shows in /proc/1/environ, so it gets none.
-          env: {},
-          timeoutMs: request.timeoutMs,
-          signal: request.signal,
-          maxOutputBytes: limits.maxOutputBytes,
-          ...(request.onOutput ? { onOutput: request.onOutput } : {}),
-          watchdog: {
-            intervalMs: 250,
-            check: workspaceWatchdog(request.workspaceDir, limits.workspaceBytes, limits.workspaceEntries),
+        const result = await runSandboxedChild(
+          {
+            file: '/bin/sh',
+            args: ['-c', joinCgroupsScript, 'sh', ...(cgroup?.procsFiles ?? []), '--', ...chain],
+            // bwrap is pid 1 of the sandbox: its own environment shows in /proc/1/environ, so it gets none.
+            env: {},
           },
-        })
+          request,
+          limits,
+        )
         const { killedFor, ...rest } = result
-        const workspaceLimit = killedFor?.startsWith('workspace') ? killedFor : undefined
+        const workspaceLimit = workspaceLimitOf(killedFor)
         return { ...rest, limitExceeded: (await cgroup?.limitHit()) ?? workspaceLimit }
       } finally {
         await cgroup?.remove()
@@ -190,22 +185,6 @@ export function createBwrapSandbox(options: BwrapOptions): Sandbox {
 }
 
 /** Runs `true` through the whole chain once; the error text says why bwrap cannot work here. */
-export async function probeBwrap(options: BwrapOptions, workDir: string): Promise<string | undefined> {
-  // Probing inside the real work folder also proves the sandbox user can reach it.
-  const workspace = await mkdtemp(join(workDir, 'probe-'))
-  try {
-    if (options.sandboxUser) await chown(workspace, options.sandboxUser.uid, options.sandboxUser.gid)
-    const result = await createBwrapSandbox(options).run({
-      command: 'true',
-      workspaceDir: workspace,
-      cwd: '',
-      timeoutMs: 10_000,
-      signal: new AbortController().signal,
-    })
-    return result.exitCode === 0 ? undefined : result.output.text.trim() || `exit code ${result.exitCode}`
-  } catch (error) {
-    return (error as Error).message
-  } finally {
-    await rm(workspace, { recursive: true, force: true })
-  }
+export function probeBwrap(options: BwrapOptions, workDir: string): Promise<string | undefined> {
+  return probeSandbox(createBwrapSandbox(options), workDir, options.sandboxUser, 10_000)
 }

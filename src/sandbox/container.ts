@@ -1,11 +1,8 @@
 import { execFile } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { chown, mkdtemp, rm } from 'node:fs/promises'
-import { join } from 'node:path'
 import type { SandboxLimits } from './bwrap'
-import { runChild } from './child'
-import { workspaceWatchdog } from './disk-usage'
 import type { Sandbox, SandboxRunRequest, SandboxRunResult, SandboxStatus } from './sandbox'
+import { probeSandbox, runSandboxedChild, workspaceLimitOf } from './sandboxed-child'
 
 /**
  * The `container` executor: each command runs in a fresh container of an operator-chosen image
@@ -151,21 +148,13 @@ export function createContainerSandbox(options: ContainerOptions): Sandbox {
     status: (): SandboxStatus => ({ executor: 'container', status: 'ok', enforced }),
     async run(request): Promise<SandboxRunResult> {
       const name = `toolport-${randomUUID()}`
-      let result: Awaited<ReturnType<typeof runChild>>
+      let result: Awaited<ReturnType<typeof runSandboxedChild>>
       try {
-        result = await runChild({
-          file: options.enginePath,
-          args: containerArguments(options, request, name),
-          env: options.engineEnv,
-          timeoutMs: request.timeoutMs,
-          signal: request.signal,
-          maxOutputBytes: limits.maxOutputBytes,
-          ...(request.onOutput ? { onOutput: request.onOutput } : {}),
-          watchdog: {
-            intervalMs: 250,
-            check: workspaceWatchdog(request.workspaceDir, limits.workspaceBytes, limits.workspaceEntries),
-          },
-        })
+        result = await runSandboxedChild(
+          { file: options.enginePath, args: containerArguments(options, request, name), env: options.engineEnv },
+          request,
+          limits,
+        )
       } catch (error) {
         await removeContainer(options, name)
         throw error
@@ -173,7 +162,7 @@ export function createContainerSandbox(options: ContainerOptions): Sandbox {
       const { killedFor, ...rest } = result
       // Killing the CLI leaves the container to the engine's monitor: remove it before answering.
       if (killedFor) await removeContainer(options, name)
-      return { ...rest, limitExceeded: killedFor?.startsWith('workspace') ? killedFor : undefined }
+      return { ...rest, limitExceeded: workspaceLimitOf(killedFor) }
     },
   }
 }
@@ -204,20 +193,5 @@ export async function probeContainer(options: ContainerOptions, workDir: string)
   if ((await missingImages({ ...options, images: [options.image] })).length > 0) {
     return `image ${options.image} is not available to ${options.engine}; build or pull it first (${options.engine} pull ${options.image}): toolport never pulls while serving`
   }
-  const workspace = await mkdtemp(join(workDir, 'probe-'))
-  try {
-    await chown(workspace, options.user.uid, options.user.gid).catch(() => {})
-    const result = await createContainerSandbox(options).run({
-      command: 'true',
-      workspaceDir: workspace,
-      cwd: '',
-      timeoutMs: 60_000,
-      signal: new AbortController().signal,
-    })
-    return result.exitCode === 0 ? undefined : result.output.text.trim() || `exit code ${result.exitCode}`
-  } catch (error) {
-    return (error as Error).message
-  } finally {
-    await rm(workspace, { recursive: true, force: true })
-  }
+  return probeSandbox(createContainerSandbox(options), workDir, options.user, 60_000)
 }

@@ -2,9 +2,8 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { SandboxLimits } from './bwrap'
-import { runChild } from './child'
-import { workspaceWatchdog } from './disk-usage'
 import type { Sandbox, SandboxRunResult } from './sandbox'
+import { runSandboxedChild, workspaceLimitOf } from './sandboxed-child'
 
 /**
  * The executor for AWS Lambda, where user namespaces are not available: every call already runs in
@@ -45,22 +44,18 @@ export function createProcessSandbox(limits: SandboxLimits, prlimitPath: string 
           ...shell,
         ]
         const [file, ...args] = prlimitPath ? [prlimitPath, ...limited] : shell
-        const result = await runChild({
-          file: file as string,
-          args,
-          env,
-          cwd: request.cwd ? join(request.workspaceDir, request.cwd) : request.workspaceDir,
-          timeoutMs: request.timeoutMs,
-          signal: request.signal,
-          maxOutputBytes: limits.maxOutputBytes,
-          ...(request.onOutput ? { onOutput: request.onOutput } : {}),
-          watchdog: {
-            intervalMs: 250,
-            check: workspaceWatchdog(request.workspaceDir, limits.workspaceBytes, limits.workspaceEntries),
+        const result = await runSandboxedChild(
+          {
+            file: file as string,
+            args,
+            env,
+            cwd: request.cwd ? join(request.workspaceDir, request.cwd) : request.workspaceDir,
           },
-        })
+          request,
+          limits,
+        )
         const { killedFor, ...rest } = result
-        return { ...rest, limitExceeded: killedFor?.startsWith('workspace') ? killedFor : undefined }
+        return { ...rest, limitExceeded: workspaceLimitOf(killedFor) }
       } finally {
         await rm(scratch, { recursive: true, force: true })
       }
