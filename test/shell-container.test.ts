@@ -1,4 +1,6 @@
 import { execFile } from 'node:child_process'
+import { stat } from 'node:fs/promises'
+import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../src/config'
@@ -20,6 +22,8 @@ shellContract({
   sandboxUid: process.getuid?.() === 0 ? 65534 : (process.getuid?.() ?? 0),
   // The engine names the container's host (HOSTNAME); busybox sh counts SHLVL.
   extraEnvNames: ['HOSTNAME', 'SHLVL'],
+  // podman's monitor marks OOM kills; a fork refused at --pids-limit leaves no trace the engine reports.
+  reports: { memory: true, processes: false },
   prepare: async () => {
     env.TOOLPORT_CONTAINER_IMAGE = await ensureTestImage('podman')
   },
@@ -132,6 +136,18 @@ describe('container executor specifics', () => {
     expect(await leftoverContainers()).toEqual([])
   })
 
+  it("reports an OOM kill and keeps the engine's marker file out of the service's folder", async () => {
+    const marker = join(process.cwd(), 'oom')
+    const before = await stat(marker).catch(() => undefined)
+    const hog = await server.call('execute_command', {
+      command: 'node -e "const a=[]; for(;;) a.push(Buffer.alloc(1<<24, 1))"',
+      timeout_seconds: 20,
+    })
+    expect(hog.body).toMatchObject({ limit_exceeded: 'memory', exit_code: 137 })
+    const after = await stat(marker).catch(() => undefined)
+    expect(after?.mtimeMs).toBe(before?.mtimeMs)
+  })
+
   it('reports an image the engine lacks instead of starting without a sandbox', async () => {
     await expect(
       startTestServer({ ...env, TOOLPORT_CONTAINER_IMAGE: 'localhost/toolport-absent:1' }, { shell: true }),
@@ -186,6 +202,7 @@ describe('container configuration', () => {
       user: { uid: 65534, gid: 65534 },
       rootless: true,
       engineEnv: {},
+      scratchDir: '/tmp',
     }
     const args = containerArguments(
       options,

@@ -1,5 +1,7 @@
 import { execFile } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
+import { access, mkdtemp, rm } from 'node:fs/promises'
+import { join } from 'node:path'
 import type { SandboxLimits } from './bwrap'
 import type { Sandbox, SandboxRunRequest, SandboxRunResult, SandboxStatus } from './sandbox'
 import { probeSandbox, runSandboxedChild, workspaceLimitOf } from './sandboxed-child'
@@ -25,6 +27,8 @@ export interface ContainerOptions {
   rootless: boolean
   /** The engine CLI's own environment (socket and config locations); nothing of it enters a container. */
   engineEnv: Record<string, string>
+  /** Folder for each run's private working folder of the engine CLI (see run()). */
+  scratchDir: string
 }
 
 // Names of variables the engine CLI itself may need to find its socket, storage and configuration.
@@ -119,13 +123,22 @@ export function containerArguments(options: ContainerOptions, request: SandboxRu
   ]
 }
 
-function removeContainer(options: ContainerOptions, name: string): Promise<void> {
+function removeContainer(options: ContainerOptions, name: string, cwd: string): Promise<void> {
   const args =
     options.engine === 'podman' ? ['rm', '--force', '--time', '0', '--ignore', name] : ['rm', '--force', name]
   return new Promise((resolve) => {
     // A container that already went with --rm makes docker complain; either way it is gone.
-    execFile(options.enginePath, args, { env: options.engineEnv, timeout: 60_000 }, () => resolve())
+    execFile(options.enginePath, args, { env: options.engineEnv, cwd, timeout: 60_000 }, () => resolve())
   })
+}
+
+/** podman's monitor (conmon) writes an empty file named `oom` into its working folder when the kernel OOM-kills the container. */
+async function oomKilled(options: ContainerOptions, folder: string): Promise<boolean> {
+  if (options.engine !== 'podman') return false
+  return access(join(folder, 'oom')).then(
+    () => true,
+    () => false,
+  )
 }
 
 export function createContainerSandbox(options: ContainerOptions): Sandbox {
@@ -134,7 +147,7 @@ export function createContainerSandbox(options: ContainerOptions): Sandbox {
     isolation: `${options.engine} container per command (image ${options.image}): read-only root, private /tmp, own pid, ipc, uts and mount namespaces`,
     network: options.network === 'none' ? 'none (--network none)' : `engine network "${options.network}"`,
     user: `host uid ${options.user.uid}; all capabilities dropped; no-new-privileges`,
-    memory: `${options.engine} --memory ${limits.memoryBytes} bytes, no swap`,
+    memory: `${options.engine} --memory ${limits.memoryBytes} bytes, no swap${options.engine === 'podman' ? '; OOM kills reported' : ''}`,
     processes: `${options.engine} --pids-limit ${limits.pids}`,
     cpu: `${options.engine} --cpus ${options.cpus}`,
     file_size: `RLIMIT_FSIZE ${limits.fileBytes} bytes`,
@@ -148,21 +161,34 @@ export function createContainerSandbox(options: ContainerOptions): Sandbox {
     status: (): SandboxStatus => ({ executor: 'container', status: 'ok', enforced }),
     async run(request): Promise<SandboxRunResult> {
       const name = `toolport-${randomUUID()}`
-      let result: Awaited<ReturnType<typeof runSandboxedChild>>
+      // Each run's CLI works in a folder of its own: podman's monitor drops its OOM marker there, which
+      // tells a memory kill apart from any other SIGKILL (and keeps it out of the service's folder).
+      const scratch = await mkdtemp(join(options.scratchDir, 'run-'))
       try {
-        result = await runSandboxedChild(
-          { file: options.enginePath, args: containerArguments(options, request, name), env: options.engineEnv },
-          request,
-          limits,
-        )
-      } catch (error) {
-        await removeContainer(options, name)
-        throw error
+        let result: Awaited<ReturnType<typeof runSandboxedChild>>
+        try {
+          result = await runSandboxedChild(
+            {
+              file: options.enginePath,
+              args: containerArguments(options, request, name),
+              env: options.engineEnv,
+              cwd: scratch,
+            },
+            request,
+            limits,
+          )
+        } catch (error) {
+          await removeContainer(options, name, scratch)
+          throw error
+        }
+        const { killedFor, ...rest } = result
+        // Killing the CLI leaves the container to the engine's monitor: remove it before answering.
+        if (killedFor) await removeContainer(options, name, scratch)
+        const memory = (await oomKilled(options, scratch)) ? 'memory' : undefined
+        return { ...rest, limitExceeded: memory ?? workspaceLimitOf(killedFor) }
+      } finally {
+        await rm(scratch, { recursive: true, force: true })
       }
-      const { killedFor, ...rest } = result
-      // Killing the CLI leaves the container to the engine's monitor: remove it before answering.
-      if (killedFor) await removeContainer(options, name)
-      return { ...rest, limitExceeded: workspaceLimitOf(killedFor) }
     },
   }
 }

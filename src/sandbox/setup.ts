@@ -108,6 +108,7 @@ async function createContainer(
       ownUid === 0 ? { uid: config.shell.uid, gid: config.shell.gid } : { uid: ownUid, gid: process.getgid?.() ?? 0 },
     rootless: ownUid !== 0,
     engineEnv: engineEnvironment(env),
+    scratchDir: workDir,
   }
   const failure = await probeContainer(options, workDir)
   if (failure) return `${container.engine} cannot start a container here: ${failure}`
