@@ -6,40 +6,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../src/config'
 import { type ContainerOptions, containerArguments } from '../src/sandbox/container'
 import { toolNames } from '../src/tools/index'
-import { ensureTestImage } from './support/container-image'
+import { ensureTestImage, leftoverContainers } from './support/container-image'
 import { startTestServer, type TestServer } from './support/server'
-import { shellContract } from './support/shell-contract'
+import { containerContract } from './support/shell-contract'
 
 const exec = promisify(execFile)
 
 // Real podman with the runc runtime (.ci/run installs and configures it), one container per command.
-const env: Record<string, string> = { TOOLPORT_SANDBOX: 'container', TOOLPORT_CONTAINER_ENGINE: 'podman' }
+// podman's monitor marks OOM kills; a fork refused at --pids-limit leaves no trace the engine reports.
+const env = containerContract('podman', { memory: true, processes: false })
 const altImage = 'localhost/toolport-sandbox-alt:contract'
-
-shellContract({
-  env,
-  // As root the container runs as TOOLPORT_SANDBOX_UID (nobody by default), the workspace copy's owner.
-  sandboxUid: process.getuid?.() === 0 ? 65534 : (process.getuid?.() ?? 0),
-  // The engine names the container's host (HOSTNAME); busybox sh counts SHLVL.
-  extraEnvNames: ['HOSTNAME', 'SHLVL'],
-  // podman's monitor marks OOM kills; a fork refused at --pids-limit leaves no trace the engine reports.
-  reports: { memory: true, processes: false },
-  prepare: async () => {
-    env.TOOLPORT_CONTAINER_IMAGE = await ensureTestImage('podman')
-  },
-})
-
-async function leftoverContainers(): Promise<string[]> {
-  const { stdout } = await exec('podman', [
-    'ps',
-    '--all',
-    '--filter',
-    'label=io.toolport.run',
-    '--format',
-    '{{.Names}}',
-  ])
-  return stdout.split('\n').filter(Boolean)
-}
 
 describe('container executor specifics', () => {
   let server: TestServer
@@ -115,7 +91,7 @@ describe('container executor specifics', () => {
       expect(result.status, value).toBe(400)
       expect(result.body.field, value).toBe('image')
     }
-    expect(await leftoverContainers()).toEqual([])
+    expect(await leftoverContainers('podman')).toEqual([])
   })
 
   it('leaves no container behind after timeouts and disconnects', async () => {
@@ -131,9 +107,9 @@ describe('container executor specifics', () => {
     await new Promise((resolve) => setTimeout(resolve, 1500))
     controller.abort()
     await pending
-    for (let attempt = 0; attempt < 50 && (await leftoverContainers()).length > 0; attempt++)
+    for (let attempt = 0; attempt < 50 && (await leftoverContainers('podman')).length > 0; attempt++)
       await new Promise((resolve) => setTimeout(resolve, 100))
-    expect(await leftoverContainers()).toEqual([])
+    expect(await leftoverContainers('podman')).toEqual([])
   })
 
   it("reports an OOM kill and keeps the engine's marker file out of the service's folder", async () => {

@@ -1,10 +1,7 @@
-import { execFile, execFileSync } from 'node:child_process'
-import { promisify } from 'node:util'
+import { execFileSync } from 'node:child_process'
 import { describe, expect, it } from 'vitest'
-import { ensureTestImage } from './support/container-image'
-import { shellContract } from './support/shell-contract'
-
-const exec = promisify(execFile)
+import { leftoverContainers } from './support/container-image'
+import { containerContract } from './support/shell-contract'
 
 // The container executor on Docker's engine: .ci/run installs docker.io and starts dockerd (without
 // iptables or a bridge). Where no daemon answers, the suite says so and is skipped; podman's suite
@@ -19,31 +16,11 @@ function dockerAnswers(): boolean {
   }
 }
 
-const env: Record<string, string> = { TOOLPORT_SANDBOX: 'container', TOOLPORT_CONTAINER_ENGINE: 'docker' }
-
 describe.runIf(dockerAnswers())('container executor on docker', () => {
-  shellContract({
-    env,
-    // As root the container runs as TOOLPORT_SANDBOX_UID (nobody by default), the workspace copy's owner.
-    sandboxUid: process.getuid?.() === 0 ? 65534 : (process.getuid?.() ?? 0),
-    // Docker names the container's host (HOSTNAME); busybox sh counts SHLVL.
-    extraEnvNames: ['HOSTNAME', 'SHLVL'],
-    // Docker's CLI keeps no trace of an OOM kill once --rm removed the container, nor of a refused fork.
-    reports: { memory: false, processes: false },
-    prepare: async () => {
-      env.TOOLPORT_CONTAINER_IMAGE = await ensureTestImage('docker')
-    },
-  })
+  // Docker's CLI keeps no trace of an OOM kill once --rm removed the container, nor of a refused fork.
+  containerContract('docker', { memory: false, processes: false })
 
   it('leaves no toolport container behind', async () => {
-    const { stdout } = await exec('docker', [
-      'ps',
-      '--all',
-      '--filter',
-      'label=io.toolport.run',
-      '--format',
-      '{{.Names}}',
-    ])
-    expect(stdout.trim()).toBe('')
+    expect(await leftoverContainers('docker')).toEqual([])
   })
 })

@@ -54,6 +54,12 @@ export async function ensureTestImage(engine: 'podman' | 'docker' = 'podman'): P
   }
 }
 
+/** Containers the container executor labelled and that still exist (none should outlive a call). */
+export async function leftoverContainers(engine: 'podman' | 'docker'): Promise<string[]> {
+  const { stdout } = await run(engine, ['ps', '--all', '--filter', 'label=io.toolport.run', '--format', '{{.Names}}'])
+  return stdout.split('\n').filter(Boolean)
+}
+
 async function imageExists(engine: string, image: string): Promise<boolean> {
   const args = engine === 'podman' ? ['image', 'exists', image] : ['image', 'inspect', image]
   return run(engine, args).then(

@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ensureTestImage } from './container-image'
 import { startTestServer, type TestServer } from './server'
 
 /**
@@ -232,8 +233,9 @@ export function shellContract(contract: ShellContract): void {
       const result = await run(
         `echo before; (trap "" TERM; sleep ${marker}) & sh -c 'trap "" TERM; sleep ${marker}' & sleep ${marker}`,
         {
-          // Long enough for "before" to appear even when a busy machine is slow to start the sandbox.
-          timeout_seconds: 3,
+          // Long enough for "before" to appear even when a busy machine is slow to start the sandbox
+          // (a container start under two suites' load took over 3 s).
+          timeout_seconds: 8,
         },
       )
       expect(result.body).toMatchObject({ timed_out: true, exit_code: null, stdout: 'before\n' })
@@ -348,4 +350,27 @@ export function shellContract(contract: ShellContract): void {
       expect(text).toContain('"code":"validation"')
     })
   })
+}
+
+/**
+ * The contract on the container executor with `engine` and the suite's own image. Returns the
+ * environment that selects it (the image is filled in before the first server starts).
+ */
+export function containerContract(
+  engine: 'podman' | 'docker',
+  reports: { memory: boolean; processes: boolean },
+): Record<string, string> {
+  const env: Record<string, string> = { TOOLPORT_SANDBOX: 'container', TOOLPORT_CONTAINER_ENGINE: engine }
+  shellContract({
+    env,
+    // As root the container runs as TOOLPORT_SANDBOX_UID (nobody by default), the workspace copy's owner.
+    sandboxUid: process.getuid?.() === 0 ? 65534 : (process.getuid?.() ?? 0),
+    // The engine names the container's host (HOSTNAME); busybox sh counts SHLVL.
+    extraEnvNames: ['HOSTNAME', 'SHLVL'],
+    reports,
+    prepare: async () => {
+      env.TOOLPORT_CONTAINER_IMAGE = await ensureTestImage(engine)
+    },
+  })
+  return env
 }
