@@ -1,7 +1,7 @@
 import ipaddr from 'ipaddr.js'
-import { isToolError, ToolError } from '../tools/errors'
+import { ToolError } from '../tools/errors'
+import { cleanRequestHeaders, requestWithRedirects } from './exchange'
 import type { HttpClient, HttpRequest, HttpResponse } from './http'
-import { nextHop } from './redirects'
 import {
   addressProblem,
   bareHost,
@@ -26,22 +26,6 @@ export interface FetchHttpOptions {
   fetch?: typeof fetch
 }
 
-// Describe this hop, not the request, or would let a caller steer the connection itself.
-const hopByHop = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'transfer-encoding',
-  'te',
-  'trailer',
-  'upgrade',
-  'host',
-  'content-length',
-  'proxy-authorization',
-  'expect',
-  'accept-encoding',
-])
-
 function checkTarget(url: URL, policy: NetworkPolicy): void {
   if (isAllowedHost(url, policy)) return
   const nameProblem = hostNameProblem(url)
@@ -52,21 +36,6 @@ function checkTarget(url: URL, policy: NetworkPolicy): void {
     const problem = addressProblem(host)
     if (problem) throw refused(url.host, problem)
   }
-}
-
-function cleanHeaders(headers: Record<string, string> | undefined): Record<string, string> {
-  const clean: Record<string, string> = {}
-  for (const [name, value] of Object.entries(headers ?? {})) {
-    const lower = name.toLowerCase()
-    if (!/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(lower) || /[\r\n\0]/.test(value)) {
-      throw new ToolError('validation', `Header ${JSON.stringify(name.slice(0, 100))} is not a valid HTTP header.`, {
-        hint: 'Header names are tokens such as "Accept"; values may not contain line breaks.',
-        details: { field: 'headers' },
-      })
-    }
-    if (!hopByHop.has(lower)) clean[lower] = value
-  }
-  return clean
 }
 
 function connectionError(url: URL, cause: unknown): ToolError {
@@ -114,76 +83,42 @@ function flatHeaders(headers: Headers): Record<string, string> {
 }
 
 export function createFetchHttpClient(options: FetchHttpOptions): HttpClient {
-  const send = options.fetch ?? fetch
+  const fetchHop = options.fetch ?? fetch
   return {
     async check(url) {
       checkTarget(parseTargetUrl(url), options.policy)
     },
     async request(request: HttpRequest): Promise<HttpResponse> {
-      const timeoutMs = request.timeoutMs ?? 30_000
-      const deadline = AbortSignal.timeout(timeoutMs)
-      const signal = request.signal ? AbortSignal.any([request.signal, deadline]) : deadline
-      const maxRedirects = Math.min(request.maxRedirects ?? 5, 5)
-      let url = parseTargetUrl(request.url)
-      let method: string = request.method ?? 'GET'
-      let body: string | Uint8Array | undefined = request.body
-      const headers: Record<string, string> = {
+      const headers = {
         'user-agent': options.userAgent ?? 'toolport/0.1',
-        ...cleanHeaders(request.headers),
+        // fetch negotiates and decodes compression itself.
+        ...cleanRequestHeaders(request.headers, ['accept-encoding']),
       }
-      try {
-        for (let redirects = 0; ; redirects++) {
-          checkTarget(url, options.policy)
-          let response: Response
-          try {
-            response = await send(url.href, {
-              method,
-              headers,
-              body: method === 'GET' || method === 'HEAD' ? undefined : (body as BodyInit | undefined),
+      return requestWithRedirects<string | Uint8Array>(
+        request,
+        { headers, body: request.body },
+        {
+          connectionError,
+          async send(hop) {
+            checkTarget(hop.url, options.policy)
+            const response = await fetchHop(hop.url.href, {
+              method: hop.method,
+              headers: hop.headers,
+              body: hop.body as BodyInit | undefined,
               // Each hop is checked here before it is followed; fetch must not follow on its own.
               redirect: 'manual',
-              signal,
+              signal: hop.signal,
             })
-          } catch (error) {
-            if (signal.aborted) throw error
-            throw connectionError(url, error)
-          }
-          const hop = nextHop(
-            { url, method },
-            { status: response.status, location: response.headers.get('location') },
-            headers,
-            redirects,
-            maxRedirects,
-          )
-          if (hop) {
-            await response.body?.cancel().catch(() => {})
-            url = hop.url
-            method = hop.method
-            if (hop.dropBody) body = undefined
-            continue
-          }
-          const read =
-            method === 'HEAD'
-              ? { body: new Uint8Array(), truncated: false }
-              : await readCapped(response, request.maxBytes ?? 1024 * 1024)
-          return {
-            status: response.status,
-            headers: flatHeaders(response.headers),
-            ...read,
-            finalUrl: url.href,
-            redirects,
-          }
-        }
-      } catch (error) {
-        if (isToolError(error)) throw error
-        if (deadline.aborted) {
-          throw new ToolError('timeout', `No complete answer from ${url.host} within ${timeoutMs} ms.`, {
-            hint: 'Raise timeout_seconds, or try a faster or smaller resource.',
-          })
-        }
-        if (request.signal?.aborted) throw request.signal.reason
-        throw connectionError(url, error)
-      }
+            return {
+              status: response.status,
+              location: response.headers.get('location'),
+              headers: () => flatHeaders(response.headers),
+              discard: () => response.body?.cancel().catch(() => {}),
+              read: (maxBytes) => readCapped(response, maxBytes),
+            }
+          },
+        },
+      )
     },
   }
 }

@@ -5,9 +5,9 @@ import type { LookupFunction } from 'node:net'
 import type { Readable } from 'node:stream'
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib'
 import ipaddr from 'ipaddr.js'
-import { isToolError, ToolError } from '../tools/errors'
+import { ToolError } from '../tools/errors'
+import { cleanRequestHeaders, requestWithRedirects } from './exchange'
 import type { HttpClient, HttpRequest, HttpResponse } from './http'
-import { nextHop } from './redirects'
 import {
   addressProblem,
   bareHost,
@@ -32,21 +32,6 @@ interface PinnedTarget {
   family: 4 | 6
 }
 
-// Never forwarded from the caller: they describe this hop, not the request, or would let a caller
-// steer the connection itself.
-const hopByHop = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'transfer-encoding',
-  'te',
-  'trailer',
-  'upgrade',
-  'host',
-  'content-length',
-  'proxy-authorization',
-  'expect',
-])
 const defaultResolver: Resolver = (host) => dnsLookup(host, { all: true, verbatim: true })
 
 function connectionError(url: URL, error: unknown): ToolError {
@@ -63,21 +48,6 @@ function connectionError(url: URL, error: unknown): ToolError {
     hint: 'Check the URL, or try again later if the site is down.',
     cause: error,
   })
-}
-
-function sanitizeHeaders(headers: Record<string, string> | undefined): Record<string, string> {
-  const clean: Record<string, string> = {}
-  for (const [name, value] of Object.entries(headers ?? {})) {
-    const lower = name.toLowerCase()
-    if (!/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(lower) || /[\r\n\0]/.test(value)) {
-      throw new ToolError('validation', `Header ${JSON.stringify(name.slice(0, 100))} is not a valid HTTP header.`, {
-        hint: 'Header names are tokens such as "Accept"; values may not contain line breaks.',
-        details: { field: 'headers' },
-      })
-    }
-    if (!hopByHop.has(lower)) clean[lower] = value
-  }
-  return clean
 }
 
 async function pin(url: URL, options: NodeHttpOptions): Promise<PinnedTarget> {
@@ -108,7 +78,7 @@ async function pin(url: URL, options: NodeHttpOptions): Promise<PinnedTarget> {
   return { address: first.address, family: first.family === 6 ? 6 : 4 }
 }
 
-function send(
+function sendPinned(
   url: URL,
   target: PinnedTarget,
   method: string,
@@ -190,71 +160,32 @@ export function createNodeHttpClient(options: NodeHttpOptions): HttpClient {
       await pin(parseTargetUrl(url), options)
     },
     async request(request: HttpRequest): Promise<HttpResponse> {
-      const timeoutMs = request.timeoutMs ?? 30_000
-      const deadline = AbortSignal.timeout(timeoutMs)
-      const signal = request.signal ? AbortSignal.any([request.signal, deadline]) : deadline
-      const maxRedirects = Math.min(request.maxRedirects ?? 5, 5)
-      let url = parseTargetUrl(request.url)
-      let method: string = request.method ?? 'GET'
-      let body = typeof request.body === 'string' ? new TextEncoder().encode(request.body) : request.body
-      const headers: Record<string, string> = {
+      const headers = {
         'user-agent': options.userAgent ?? 'toolport/0.1',
         'accept-encoding': 'gzip, deflate, br',
-        ...sanitizeHeaders(request.headers),
+        ...cleanRequestHeaders(request.headers),
       }
-      try {
-        for (let redirects = 0; ; redirects++) {
-          const target = await pin(url, options)
-          let response: IncomingMessage
-          try {
-            response = await send(
-              url,
-              target,
-              method,
-              headers,
-              method === 'GET' || method === 'HEAD' ? undefined : body,
-              signal,
-            )
-          } catch (error) {
-            if (signal.aborted) throw error
-            throw connectionError(url, error)
-          }
-          const hop = nextHop(
-            { url, method },
-            { status: response.statusCode ?? 0, location: response.headers.location },
-            headers,
-            redirects,
-            maxRedirects,
-          )
-          if (hop) {
-            response.resume()
-            url = hop.url
-            method = hop.method
-            if (hop.dropBody) body = undefined
-            continue
-          }
-          const read =
-            method === 'HEAD'
-              ? { body: new Uint8Array(), truncated: false }
-              : await readCapped(response, request.maxBytes ?? 1024 * 1024)
-          return {
-            status: response.statusCode ?? 0,
-            headers: flatHeaders(response),
-            ...read,
-            finalUrl: url.href,
-            redirects,
-          }
-        }
-      } catch (error) {
-        if (isToolError(error)) throw error
-        if (deadline.aborted) {
-          throw new ToolError('timeout', `No complete answer from ${url.host} within ${timeoutMs} ms.`, {
-            hint: 'Raise timeout_seconds, or try a faster or smaller resource.',
-          })
-        }
-        if (request.signal?.aborted) throw request.signal.reason
-        throw connectionError(url, error)
-      }
+      const body = typeof request.body === 'string' ? new TextEncoder().encode(request.body) : request.body
+      return requestWithRedirects<Uint8Array>(
+        request,
+        { headers, body },
+        {
+          connectionError,
+          async send(hop) {
+            const target = await pin(hop.url, options)
+            const response = await sendPinned(hop.url, target, hop.method, hop.headers, hop.body, hop.signal)
+            return {
+              status: response.statusCode ?? 0,
+              location: response.headers.location,
+              headers: () => flatHeaders(response),
+              discard: () => {
+                response.resume()
+              },
+              read: (maxBytes) => readCapped(response, maxBytes),
+            }
+          },
+        },
+      )
     },
   }
 }
