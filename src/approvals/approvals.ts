@@ -1,4 +1,5 @@
 import type { Principal } from '../auth'
+import { createJsonRecords, type JsonRecords } from '../storage/json-records'
 import type { ObjectStore } from '../storage/store'
 import { ToolError } from '../tools/errors'
 import { type DryRun, fileDryRuns } from '../tools/files/dry-run'
@@ -19,34 +20,10 @@ export interface ApprovalRecord {
   expires_at: string
 }
 
-export interface ApprovalStore {
-  save(record: ApprovalRecord): Promise<void>
-  load(tenant: string, id: string): Promise<ApprovalRecord | undefined>
-  remove(tenant: string, id: string): Promise<void>
-}
-
-const approvalIdPattern = /^[A-Za-z0-9-]{8,64}$/
+export type ApprovalStore = JsonRecords<ApprovalRecord>
 
 export function createApprovalStore(storage: ObjectStore): ApprovalStore {
-  const keyOf = (tenant: string, id: string) => `approvals/${tenant}/${id}.json`
-  return {
-    async save(record) {
-      await storage.put(keyOf(record.tenant, record.id), JSON.stringify(record), { contentType: 'application/json' })
-    },
-    async load(tenant, id) {
-      if (!approvalIdPattern.test(id)) return undefined
-      const object = await storage.get(keyOf(tenant, id))
-      if (!object) return undefined
-      try {
-        return JSON.parse(new TextDecoder().decode(object.body)) as ApprovalRecord
-      } catch {
-        return undefined
-      }
-    },
-    async remove(tenant, id) {
-      await storage.delete(keyOf(tenant, id))
-    },
-  }
+  return createJsonRecords<ApprovalRecord>(storage, (tenant, id) => `approvals/${tenant}/${id}.json`)
 }
 
 export interface ApprovalDeps {

@@ -9,6 +9,7 @@ import type { JobDispatch, JobRunner } from '../jobs/runner'
 import type { JobRecord, JobStatus } from '../jobs/types'
 import { createJsonLogger, type LogLevel } from '../log'
 import type { DocsAssetLoader } from '../routes/docs'
+import { isRecordId } from '../storage/json-records'
 import { createS3Storage } from '../storage/s3'
 import { ToolError } from '../tools/errors'
 import { toolNames } from '../tools/index'
@@ -61,8 +62,6 @@ export function jobEvent(job: Pick<JobRecord, 'tenant' | 'id'>): JobEvent {
 export function isJobEvent(event: unknown): event is JobEvent {
   return typeof event === 'object' && event !== null && 'toolportJob' in event
 }
-
-const jobIdPattern = /^[A-Za-z0-9-]{8,64}$/
 
 /** What submit() sends for a job: an asynchronous (Event) invocation of this very function. */
 export function selfInvocation(functionName: string, job: Pick<JobRecord, 'tenant' | 'id'>): InvokeCommandInput {
@@ -207,7 +206,7 @@ export function createLambdaApp(
     context?: Pick<LambdaContext, 'getRemainingTimeInMillis'>,
   ): Promise<JobInvocationResult> {
     const { tenant, id } = (event.toolportJob ?? {}) as Partial<JobEvent['toolportJob']>
-    if (typeof tenant !== 'string' || !isValidIdentifier(tenant) || typeof id !== 'string' || !jobIdPattern.test(id)) {
+    if (typeof tenant !== 'string' || !isValidIdentifier(tenant) || typeof id !== 'string' || !isRecordId(id)) {
       // Not retried: a malformed event stays malformed.
       log.error('malformed job event', {})
       return { job_id: typeof id === 'string' ? id.slice(0, 64) : '', status: null }
