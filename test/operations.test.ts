@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseRateLimit } from '../src/routes/rate-limit'
+import { watchListening } from './support/listening'
 import { startTestServer } from './support/server'
 
 describe('rate limits (TOOLPORT_RATE_LIMIT)', () => {
@@ -75,7 +76,7 @@ describe('metrics and graceful shutdown of the built service', () => {
   let dataDir: string
   let child: ChildProcess
   let url: string
-  let output = ''
+  let service: ReturnType<typeof watchListening>
 
   beforeAll(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'toolport-ops-'))
@@ -92,19 +93,8 @@ describe('metrics and graceful shutdown of the built service', () => {
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     })
-    url = await new Promise<string>((resolve, reject) => {
-      const onData = (chunk: Buffer) => {
-        output += chunk.toString()
-        const line = output
-          .split('\n')
-          .slice(0, -1)
-          .find((candidate) => candidate.includes('"msg":"listening"'))
-        if (line) resolve(JSON.parse(line).url)
-      }
-      child.stdout?.on('data', onData)
-      child.stderr?.on('data', onData)
-      child.once('exit', (code) => reject(new Error(`exited ${code}: ${output}`)))
-    })
+    service = watchListening(child)
+    url = await service.url
   })
   afterAll(async () => {
     if (child.exitCode === null) child.kill('SIGKILL')
@@ -130,7 +120,8 @@ describe('metrics and graceful shutdown of the built service', () => {
   })
 
   it('logs JSON lines with request id, tool, tenant and outcome, and never the file contents', () => {
-    const lines = output
+    const lines = service
+      .output()
       .split('\n')
       .filter((line) => line.startsWith('{'))
       .map((line) => JSON.parse(line))
@@ -161,7 +152,7 @@ describe('metrics and graceful shutdown of the built service', () => {
     expect(response.status).toBe(200)
     expect(await response.json()).toMatchObject({ path: 'slow.txt' })
     expect(await exited).toBe(0)
-    expect(output).toContain('shutting down')
+    expect(service.output()).toContain('shutting down')
     // Checksum pass: the call that finished during the drain is on disk, whole.
     const stored = await readFile(join(dataDir, 'tenants/default/workspaces/default/slow.txt'), 'utf8')
     expect(stored).toBe('done')

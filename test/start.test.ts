@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { watchListening } from './support/listening'
 
 const root = new URL('..', import.meta.url).pathname
 let dataDir: string
@@ -18,22 +19,7 @@ function startService(env: Record<string, string>): {
     env: { PATH: process.env.PATH ?? '', TOOLPORT_DATA_DIR: dataDir, PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
-  let output = ''
-  const url = new Promise<string>((resolve, reject) => {
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString()
-      // Only complete lines: a chunk may end in the middle of one.
-      const line = output
-        .split('\n')
-        .slice(0, -1)
-        .find((candidate) => candidate.includes('"msg":"listening"'))
-      if (line) resolve(JSON.parse(line).url)
-    }
-    child.stdout?.on('data', onData)
-    child.stderr?.on('data', onData)
-    child.once('exit', (code) => reject(new Error(`exited with ${code}: ${output}`)))
-  })
-  return { child, url, output: () => output }
+  return { child, ...watchListening(child) }
 }
 
 function exitCode(child: ChildProcess): Promise<number | null> {

@@ -1,6 +1,7 @@
-import { type ChildProcess, spawn } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { readdir } from 'node:fs/promises'
 import { join } from 'node:path'
+import { watchListening } from './listening'
 import { runMixedLoad } from './load'
 
 export interface SoakSample {
@@ -19,28 +20,6 @@ export interface SoakReport {
   /** Growth between the first sample (after warm-up) and the last. */
   rssGrowthBytes: number
   openFilesGrowth: number
-}
-
-async function waitForUrl(child: ChildProcess): Promise<string> {
-  let output = ''
-  return new Promise((resolve, reject) => {
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString()
-      const line = output
-        .split('\n')
-        .slice(0, -1)
-        .find((candidate) => candidate.includes('"msg":"listening"'))
-      if (line) {
-        // Keep draining the pipe without keeping the access log.
-        child.stdout?.off('data', onData)
-        child.stdout?.resume()
-        resolve(JSON.parse(line).url)
-      }
-    }
-    child.stdout?.on('data', onData)
-    child.stderr?.on('data', () => {})
-    child.once('exit', (code) => reject(new Error(`service exited with ${code}: ${output}`)))
-  })
 }
 
 async function sample(pid: number, url: string, round: number, requests: number): Promise<SoakSample> {
@@ -73,7 +52,7 @@ export async function soak(options: {
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   try {
-    const url = await waitForUrl(child)
+    const url = await watchListening(child, { drain: true }).url
     const samples: SoakSample[] = []
     let status5xx = 0
     let errors = 0
