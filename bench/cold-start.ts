@@ -10,9 +10,8 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { build } from 'esbuild'
 import { buildLambda } from '../scripts/build-targets.mjs'
-import { createS3Storage } from '../src/storage/s3'
 import { lambdaEvent } from '../test/support/lambda-events'
-import { s3rverCredentials, startS3rver } from '../test/support/s3rver'
+import { s3rverCredentials, s3StorageFor, startS3rver } from '../test/support/s3rver'
 import { note, printTable, summarize } from './stats'
 import { benchKey, fileContent } from './support/http-constants'
 
@@ -67,13 +66,7 @@ try {
     },
     logLevel: 'warning',
   })
-  await createS3Storage({
-    bucket: s3.bucket,
-    endpoint: s3.endpoint,
-    region: 'us-east-1',
-    forcePathStyle: true,
-    credentials: s3rverCredentials,
-  }).put(objectKey, fileContent)
+  await s3StorageFor(s3).put(objectKey, fileContent)
   const env = {
     PATH: process.env.PATH,
     TMPDIR: folder,

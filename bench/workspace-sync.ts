@@ -7,10 +7,9 @@ import { loadConfig } from '../src/config'
 import { silentLogger } from '../src/log'
 import { setupShell } from '../src/sandbox/setup'
 import { createFsStorage } from '../src/storage/fs'
-import { createS3Storage } from '../src/storage/s3'
 import type { ObjectStore } from '../src/storage/store'
 import { toolNames } from '../src/tools/index'
-import { type S3rverInstance, s3rverCredentials, startS3rver } from '../test/support/s3rver'
+import { type S3rverInstance, s3StorageFor, startS3rver } from '../test/support/s3rver'
 import { note, printTable, type Row, type Stats, summarize } from './stats'
 
 const iterations = Number(process.env.BENCH_ITERATIONS ?? 20)
@@ -109,13 +108,7 @@ try {
       's3 (s3rver)',
       async () => {
         s3rver = await startS3rver()
-        return createS3Storage({
-          bucket: s3rver.bucket,
-          endpoint: s3rver.endpoint,
-          region: 'us-east-1',
-          forcePathStyle: true,
-          credentials: s3rverCredentials,
-        })
+        return s3StorageFor(s3rver)
       },
     ],
   ]

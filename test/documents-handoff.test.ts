@@ -4,11 +4,10 @@ import { z } from 'zod'
 import { fileOutput, readInputFile, saveOutputFile } from '../src/files/handoff'
 import { FileInputFields, FileOutputFields, OutputPath } from '../src/files/schemas'
 import { createLinkSigner, toBase64Url } from '../src/files/signing'
-import { createS3Storage } from '../src/storage/s3'
 import type { ObjectStore } from '../src/storage/store'
 import { defineTool } from '../src/tools/tool'
 import { type LocalWeb, startLocalWeb } from './support/local-web'
-import { type S3rverInstance, s3rverCredentials, startS3rver } from './support/s3rver'
+import { type S3rverInstance, s3StorageFor, startS3rver } from './support/s3rver'
 import { startTestServer, type TestServer } from './support/server'
 
 // Test-only tools: the hand-off is shared plumbing, tested here apart from any document format.
@@ -61,13 +60,7 @@ describe.each(['fs', 's3'] as const)('file hand-off on %s storage', (driver) => 
     let storage: ObjectStore | undefined
     if (driver === 's3') {
       s3rver = await startS3rver()
-      storage = createS3Storage({
-        bucket: s3rver.bucket,
-        endpoint: s3rver.endpoint,
-        region: 'us-east-1',
-        forcePathStyle: true,
-        credentials: s3rverCredentials,
-      })
+      storage = s3StorageFor(s3rver)
     }
     server = await startTestServer(
       { TOOLPORT_SIGNING_SECRET: secret, TOOLPORT_API_KEYS: keys, TOOLPORT_FETCH_ALLOW_HOSTS: `127.0.0.1:${web.port}` },

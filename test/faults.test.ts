@@ -6,8 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { createFsStorage } from '../src/storage/fs'
-import { createS3Storage } from '../src/storage/s3'
-import { s3rverCredentials, startS3rver } from './support/s3rver'
+import { s3StorageFor, startS3rver } from './support/s3rver'
 import { startTestServer, type TestServer } from './support/server'
 
 const sha = (text: string) => createHash('sha256').update(text).digest('hex')
@@ -34,14 +33,7 @@ describe('storage outage (S3 stops mid-run)', () => {
     const directory = await mkdtemp(join(tmpdir(), 'toolport-s3-outage-'))
     const port = await freePort()
     let s3 = await startS3rver({ port, directory })
-    const storage = createS3Storage({
-      bucket: s3.bucket,
-      endpoint: s3.endpoint,
-      region: 'us-east-1',
-      forcePathStyle: true,
-      credentials: s3rverCredentials,
-      maxAttempts: 1,
-    })
+    const storage = s3StorageFor(s3, { maxAttempts: 1 })
     const server = await startTestServer({}, { storage })
     try {
       const expected = new Map<string, string[]>()

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createS3Storage } from '../src/storage/s3'
 import type { ObjectStore } from '../src/storage/store'
-import { type S3rverInstance, s3rverCredentials, startS3rver } from './support/s3rver'
+import { type S3rverInstance, s3StorageFor, startS3rver } from './support/s3rver'
 import { startTestServer, type TestServer } from './support/server'
 
 // The same HTTP-level behaviour on the embedded fs driver and on S3 (s3rver), where folders are only prefixes.
@@ -12,13 +11,7 @@ describe.each(['fs', 's3'] as const)('file tools on %s storage', (driver) => {
   async function storageFor(): Promise<ObjectStore | undefined> {
     if (driver === 'fs') return undefined
     s3rver = await startS3rver()
-    return createS3Storage({
-      bucket: s3rver.bucket,
-      endpoint: s3rver.endpoint,
-      region: 'us-east-1',
-      forcePathStyle: true,
-      credentials: s3rverCredentials,
-    })
+    return s3StorageFor(s3rver)
   }
 
   beforeAll(async () => {

@@ -5,10 +5,9 @@ import { tmpdir } from 'node:os'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createJobStore } from '../src/jobs/job-store'
 import { createFsStorage } from '../src/storage/fs'
-import { createS3Storage } from '../src/storage/s3'
 import type { ObjectStore } from '../src/storage/store'
 import { type LocalWeb, startLocalWeb } from './support/local-web'
-import { type S3rverInstance, s3rverCredentials, startS3rver } from './support/s3rver'
+import { type S3rverInstance, s3StorageFor, startS3rver } from './support/s3rver'
 import { startTestServer, type TestServer } from './support/server'
 
 const keyA = 'tenant-a-key-0123456789'
@@ -171,13 +170,7 @@ describe.each(['fs', 's3'] as const)('jobs survive a restart (%s storage)', (dri
   beforeAll(async () => {
     if (driver === 's3') {
       s3rver = await startS3rver()
-      storage = createS3Storage({
-        bucket: s3rver.bucket,
-        endpoint: s3rver.endpoint,
-        region: 'us-east-1',
-        forcePathStyle: true,
-        credentials: s3rverCredentials,
-      })
+      storage = s3StorageFor(s3rver)
     } else {
       storage = await createFsStorage({ root: await mkdtemp(`${tmpdir()}/toolport-jobs-`) })
     }

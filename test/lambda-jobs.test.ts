@@ -17,10 +17,9 @@ import {
   type StreamingHandler,
   selfInvocation,
 } from '../src/runtimes/lambda-service'
-import { createS3Storage } from '../src/storage/s3'
 import { type EventRequest, type EventShape, lambdaEvent } from './support/lambda-events'
 import { type LocalWeb, startLocalWeb } from './support/local-web'
-import { type S3rverInstance, s3rverCredentials, startS3rver } from './support/s3rver'
+import { type S3rverInstance, s3rverCredentials, s3StorageFor, startS3rver } from './support/s3rver'
 
 // Asynchronous jobs on Lambda: the handlers exactly as src/runtimes/lambda.ts builds them, fed
 // recorded HTTP event shapes and the function's own job events, on s3rver. Lambda itself cannot run
@@ -278,13 +277,7 @@ describe('jobs on Lambda: each job in an invocation of its own', () => {
   })
 
   it('leaves queued jobs alone on a cold start: each belongs to its own invocation', async () => {
-    const storage = createS3Storage({
-      bucket: s3.bucket,
-      endpoint: s3.endpoint,
-      region: 'us-east-1',
-      forcePathStyle: true,
-      credentials: s3rverCredentials,
-    })
+    const storage = s3StorageFor(s3)
     const job = await submit('write_file', { path: 'left-queued.txt', content: 'run by its invocation' })
     const cold = await deploy()
     await new Promise((resolve) => setTimeout(resolve, 1000))
@@ -310,13 +303,7 @@ describe('jobs on Lambda: each job in an invocation of its own', () => {
       },
     })
     await failing.ready
-    const storage = createS3Storage({
-      bucket: s3.bucket,
-      endpoint: s3.endpoint,
-      region: 'us-east-1',
-      forcePathStyle: true,
-      credentials: s3rverCredentials,
-    })
+    const storage = s3StorageFor(s3)
     const before = (await createJobStore(storage).all()).length
     const response = (await createLambdaHandler(failing)(
       lambdaEvent('function-url', {

@@ -2,9 +2,8 @@ import { readdir } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createFsStorage } from '../src/storage/fs'
-import { createS3Storage } from '../src/storage/s3'
 import type { ObjectStore } from '../src/storage/store'
-import { type S3rverInstance, s3rverCredentials, startS3rver } from './support/s3rver'
+import { type S3rverInstance, s3StorageFor, startS3rver } from './support/s3rver'
 import { startTestServer, type TestServer } from './support/server'
 
 /** Counts downloads, so a test can prove an unchanged workspace is not fetched again. */
@@ -36,13 +35,7 @@ describe.each(['fs', 's3'] as const)('the workspace travels into the sandbox and
     let store: ObjectStore
     if (driver === 's3') {
       s3rver = await startS3rver()
-      store = createS3Storage({
-        bucket: s3rver.bucket,
-        endpoint: s3rver.endpoint,
-        region: 'us-east-1',
-        forcePathStyle: true,
-        credentials: s3rverCredentials,
-      })
+      store = s3StorageFor(s3rver)
     } else {
       const { mkdtemp } = await import('node:fs/promises')
       store = await createFsStorage({ root: await mkdtemp(`${tmpdir()}/toolport-sync-`) })

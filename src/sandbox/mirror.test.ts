@@ -4,9 +4,8 @@ import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, readlink, rm, symlink,
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { type S3rverInstance, s3rverCredentials, startS3rver } from '../../test/support/s3rver'
+import { type S3rverInstance, s3StorageFor, startS3rver } from '../../test/support/s3rver'
 import { createFsStorage } from '../storage/fs'
-import { createS3Storage } from '../storage/s3'
 import type { ObjectStore } from '../storage/store'
 import { ToolError } from '../tools/errors'
 import { type Checkout, createWorkspaceMirrors, type MirrorOptions, type WorkspaceMirrors } from './mirror'
@@ -29,13 +28,7 @@ const drivers: { name: string; setup: () => Promise<Subject> }[] = [
     name: 's3',
     setup: async () => {
       const server: S3rverInstance = await startS3rver()
-      const storage = createS3Storage({
-        bucket: server.bucket,
-        endpoint: server.endpoint,
-        region: 'us-east-1',
-        forcePathStyle: true,
-        credentials: s3rverCredentials,
-      })
+      const storage = s3StorageFor(server)
       return { storage, cleanup: server.stop }
     },
   },

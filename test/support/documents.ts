@@ -1,22 +1,15 @@
 import { execFileSync } from 'node:child_process'
 import { strFromU8, unzipSync } from 'fflate'
 import { expect } from 'vitest'
-import { createS3Storage } from '../../src/storage/s3'
 import type { ObjectStore } from '../../src/storage/store'
-import { type S3rverInstance, s3rverCredentials, startS3rver } from './s3rver'
+import { type S3rverInstance, s3StorageFor, startS3rver } from './s3rver'
 import type { TestServer } from './server'
 
 /** Helpers shared by the document suites: storage per driver, downloads through the returned url, unzip. */
 export async function storageFor(driver: 'fs' | 's3'): Promise<{ storage?: ObjectStore; s3rver?: S3rverInstance }> {
   if (driver === 'fs') return {}
   const s3rver = await startS3rver()
-  const storage = createS3Storage({
-    bucket: s3rver.bucket,
-    endpoint: s3rver.endpoint,
-    region: 'us-east-1',
-    forcePathStyle: true,
-    credentials: s3rverCredentials,
-  })
+  const storage = s3StorageFor(s3rver)
   return { storage, s3rver }
 }
 

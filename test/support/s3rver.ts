@@ -3,6 +3,8 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
+import { createS3Storage, type S3StorageOptions } from '../../src/storage/s3'
+import type { ObjectStore } from '../../src/storage/store'
 
 /**
  * Runs s3rver (a fake S3 on the local filesystem) as a child process for tests. A child process
@@ -25,6 +27,21 @@ export interface S3rverInstance {
 }
 
 export const s3rverCredentials = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' }
+
+/** The S3 driver on an s3rver instance (path-style, its fixed credentials), with any further options. */
+export function s3StorageFor(
+  instance: Pick<S3rverInstance, 'bucket' | 'endpoint'>,
+  extra: Partial<S3StorageOptions> = {},
+): ObjectStore {
+  return createS3Storage({
+    bucket: instance.bucket,
+    endpoint: instance.endpoint,
+    region: 'us-east-1',
+    forcePathStyle: true,
+    credentials: s3rverCredentials,
+    ...extra,
+  })
+}
 
 const bucket = 'toolport-test'
 const startTimeoutMs = 20_000
