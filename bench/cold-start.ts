@@ -11,7 +11,7 @@ import { promisify } from 'node:util'
 import { build } from 'esbuild'
 import { buildLambda } from '../scripts/build-targets.mjs'
 import { lambdaEvent } from '../test/support/lambda-events'
-import { s3rverCredentials, s3StorageFor, startS3rver } from '../test/support/s3rver'
+import { s3rverCredentials, s3rverEnv, s3StorageFor, startS3rver } from '../test/support/s3rver'
 import { note, printTable, summarize } from './stats'
 import { benchKey, fileContent } from './support/http-constants'
 
@@ -70,10 +70,7 @@ try {
   const env = {
     PATH: process.env.PATH,
     TMPDIR: folder,
-    TOOLPORT_S3_BUCKET: s3.bucket,
-    TOOLPORT_S3_ENDPOINT: s3.endpoint,
-    TOOLPORT_S3_REGION: 'us-east-1',
-    TOOLPORT_S3_FORCE_PATH_STYLE: 'true',
+    ...s3rverEnv(s3),
     TOOLPORT_API_KEYS: `bench=${benchKey}`,
     TOOLPORT_DATA_DIR: join(folder, 'data'),
     TOOLPORT_WORK_DIR: join(folder, 'work'),

@@ -19,7 +19,7 @@ import {
 } from '../src/runtimes/lambda-service'
 import { type EventRequest, type EventShape, lambdaEvent } from './support/lambda-events'
 import { type LocalWeb, startLocalWeb } from './support/local-web'
-import { type S3rverInstance, s3rverCredentials, s3StorageFor, startS3rver } from './support/s3rver'
+import { type S3rverInstance, s3rverCredentials, s3rverEnv, s3StorageFor, startS3rver } from './support/s3rver'
 
 // Asynchronous jobs on Lambda: the handlers exactly as src/runtimes/lambda.ts builds them, fed
 // recorded HTTP event shapes and the function's own job events, on s3rver. Lambda itself cannot run
@@ -52,10 +52,7 @@ function context(remainingMs = 900_000) {
 function lambdaEnv(extra: Record<string, string> = {}): Record<string, string> {
   return {
     PATH: process.env.PATH ?? '/usr/bin:/bin',
-    TOOLPORT_S3_BUCKET: s3.bucket,
-    TOOLPORT_S3_ENDPOINT: s3.endpoint,
-    TOOLPORT_S3_REGION: 'us-east-1',
-    TOOLPORT_S3_FORCE_PATH_STYLE: 'true',
+    ...s3rverEnv(s3),
     TOOLPORT_API_KEYS: `tenant-a=${key},tenant-b=${otherKey}`,
     TOOLPORT_SIGNING_SECRET: 'lambda-jobs-signing-secret-0123456789abcdef',
     TOOLPORT_DATA_DIR: join(scratch, 'data'),

@@ -10,7 +10,7 @@ import {
   type StreamingHandler,
 } from '../src/runtimes/lambda-service'
 import { type EventRequest, type EventShape, lambdaEvent } from './support/lambda-events'
-import { type S3rverInstance, s3rverCredentials, startS3rver } from './support/s3rver'
+import { type S3rverInstance, s3rverCredentials, s3rverEnv, startS3rver } from './support/s3rver'
 
 // The handler exactly as src/runtimes/lambda.ts exports it, fed recorded event shapes, on s3rver.
 const key = 'lambda-test-key-0123456789'
@@ -31,10 +31,7 @@ interface LambdaResult {
 function lambdaEnv(extra: Record<string, string> = {}): Record<string, string> {
   return {
     PATH: process.env.PATH ?? '/usr/bin:/bin',
-    TOOLPORT_S3_BUCKET: s3.bucket,
-    TOOLPORT_S3_ENDPOINT: s3.endpoint,
-    TOOLPORT_S3_REGION: 'us-east-1',
-    TOOLPORT_S3_FORCE_PATH_STYLE: 'true',
+    ...s3rverEnv(s3),
     TOOLPORT_API_KEYS: `tenant-a=${key},tenant-b=${otherKey}`,
     TOOLPORT_SIGNING_SECRET: 'lambda-test-signing-secret-0123456789abcdef',
     TOOLPORT_DATA_DIR: join(scratch, 'data'),

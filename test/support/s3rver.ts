@@ -28,6 +28,16 @@ export interface S3rverInstance {
 
 export const s3rverCredentials = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' }
 
+/** The environment that points toolport's s3 driver at an s3rver instance (credentials apart). */
+export function s3rverEnv(instance: Pick<S3rverInstance, 'bucket' | 'endpoint'>): Record<string, string> {
+  return {
+    TOOLPORT_S3_BUCKET: instance.bucket,
+    TOOLPORT_S3_ENDPOINT: instance.endpoint,
+    TOOLPORT_S3_REGION: 'us-east-1',
+    TOOLPORT_S3_FORCE_PATH_STYLE: 'true',
+  }
+}
+
 /** The S3 driver on an s3rver instance (path-style, its fixed credentials), with any further options. */
 export function s3StorageFor(
   instance: Pick<S3rverInstance, 'bucket' | 'endpoint'>,
