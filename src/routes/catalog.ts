@@ -41,7 +41,6 @@ export function registerCatalogRoute(app: OpenAPIHono<AppEnv>, tools: readonly T
   // start serving a tool call never needs them); each key then sees the part of the catalog it may call.
   let entries: CatalogEntry[] | undefined
   app.get('/v1/tools', async (context) => {
-    entries ??= tools.map(catalogEntry)
     const format = context.req.query('format') ?? 'toolport'
     if (!isCatalogFormat(format)) {
       throw new ToolError('validation', `Unknown catalog format ${JSON.stringify(format)}.`, {
@@ -50,8 +49,8 @@ export function registerCatalogRoute(app: OpenAPIHono<AppEnv>, tools: readonly T
       })
     }
     const allowed = context.get('principal').tools
-    const all = entries
-    const visible = allowed ? all.filter((entry) => allowed.has(entry.name)) : all
+    entries ??= tools.map(catalogEntry)
+    const visible = allowed ? entries.filter((entry) => allowed.has(entry.name)) : entries
     // The revision hashes the toolport entries, so it is the same whichever format is asked for.
     return context.json({ revision: await catalogRevision(visible), format, tools: formatCatalog(format, visible) })
   })

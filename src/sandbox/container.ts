@@ -201,10 +201,10 @@ function engineOutput(options: ContainerOptions, args: string[]): Promise<{ ok: 
   })
 }
 
-/** Images of the list the engine does not have (toolport never pulls while serving). */
-export async function missingImages(options: ContainerOptions): Promise<string[]> {
+/** Those of `images` the engine does not have (toolport never pulls while serving). */
+export async function missingImages(options: ContainerOptions, images: readonly string[]): Promise<string[]> {
   const missing: string[] = []
-  for (const image of options.images) {
+  for (const image of images) {
     const args =
       options.engine === 'podman' ? ['image', 'exists', image] : ['image', 'inspect', '--format', '{{.Id}}', image]
     if (!(await engineOutput(options, args)).ok) missing.push(image)
@@ -216,7 +216,7 @@ export async function missingImages(options: ContainerOptions): Promise<string[]
 export async function probeContainer(options: ContainerOptions, workDir: string): Promise<string | undefined> {
   const version = await engineOutput(options, ['version'])
   if (!version.ok) return `${options.engine} does not answer: ${version.text}`
-  if ((await missingImages({ ...options, images: [options.image] })).length > 0) {
+  if ((await missingImages(options, [options.image])).length > 0) {
     return `image ${options.image} is not available to ${options.engine}; build or pull it first (${options.engine} pull ${options.image}): toolport never pulls while serving`
   }
   return probeSandbox(createContainerSandbox(options), workDir, options.user, 60_000)

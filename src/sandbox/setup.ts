@@ -112,7 +112,11 @@ async function createContainer(
   }
   const failure = await probeContainer(options, workDir)
   if (failure) return `${container.engine} cannot start a container here: ${failure}`
-  const missing = await missingImages(options)
+  // The default image was found by the probe; only the optional ones are left to check.
+  const missing = await missingImages(
+    options,
+    options.images.filter((image) => image !== options.image),
+  )
   if (missing.length > 0) {
     log.warn('TOOLPORT_CONTAINER_IMAGES names images the engine does not have; calls naming them fail', { missing })
   }
