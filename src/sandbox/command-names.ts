@@ -24,6 +24,10 @@ export interface CommandName {
 // script needs ~18,000 nodes across both readings; most commands need under 200.
 const maxNesting = 8
 const maxNodes = 20_000
+// How deep the syntax tree may go (nested substitutions, subshells, blocks). Without it, whether deep
+// nesting is refused hung on whether the parser happened to overflow the stack, which varies with the JIT.
+// Real scripts stay under ~60 levels; each `"$(` adds about five.
+const maxTreeDepth = 256
 const maxParsedBytes = 256 * 1024
 
 /** What is left of the work one commandNames call may do; owned by that call. */
@@ -109,9 +113,16 @@ function parse(syntax: Syntax, source: ShellSource, dialect: ShellDialect, budge
 
 function walk(syntax: Syntax, { file, source }: Parsed, depth: number, budget: Budget): CommandName[] {
   const scan: Scan = { syntax, source, depth, budget, names: [] }
+  // Walk calls back with null once a node's children are done, which is where its level ends.
+  let treeDepth = 0
   withGoStacks(() =>
     syntax.Walk(file, (node) => {
-      if (!node) return true
+      if (!node) {
+        treeDepth--
+        return true
+      }
+      treeDepth++
+      if (treeDepth > maxTreeDepth) throw new ShellTooComplexError('the command nests too deeply to be checked')
       budget.nodes--
       if (budget.nodes < 0) throw new ShellTooComplexError('the command has too many parts to be checked')
       visit(scan, node)

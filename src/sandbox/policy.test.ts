@@ -257,6 +257,9 @@ describe('command policy', () => {
     }
     expect((await refusal('ls x; '.repeat(10_000), denyRm)).code).toBe('size_exceeded')
     await expect(checkCommand('ls', denyRm)).resolves.toBeUndefined()
+    // The depth bound leaves room for real nesting: 40 substitutions inside each other still pass.
+    await expect(checkCommand(`${'echo $('.repeat(40)}ls${')'.repeat(40)}`, denyRm)).resolves.toBeUndefined()
+    expect((await refusal(`${'echo $('.repeat(40)}rm x${')'.repeat(40)}`, denyRm)).code).toBe('permission_denied')
   })
 
   it('never throws without a policy, even for garbage', async () => {
