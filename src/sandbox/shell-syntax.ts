@@ -60,7 +60,10 @@ export function parseShell(syntax: Syntax, text: string, dialect: ShellDialect):
     return withGoStacks(() => syntax.NewParser(syntax.Variant(language)).Parse(text, ''))
   } catch (error) {
     if (error instanceof RangeError) throw error
-    throw new ShellSyntaxError(isGoError(error) ? error.Error() : String(error))
+    const message = isGoError(error) ? error.Error() : String(error)
+    // A stack overflow that GopherJS's panic machinery wrapped is still an overflow, not a syntax error.
+    if (message.includes('Maximum call stack size exceeded')) throw new RangeError(message)
+    throw new ShellSyntaxError(message)
   }
 }
 
