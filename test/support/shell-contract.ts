@@ -2,7 +2,8 @@ import { execFileSync } from 'node:child_process'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ensureTestImage } from './container-image'
+import { ensureTestImage, leftoverContainers } from './container-image'
+import { containerStopContract } from './container-stop'
 import { startTestServer, type TestServer } from './server'
 
 /**
@@ -25,6 +26,8 @@ export interface ShellContract {
   prepare?: () => Promise<void>
   /** What the executor's engine knows, added to the message of a failed clean-up check. */
   diagnose?: () => string
+  /** What the executor left behind that should be gone after every call (e.g. containers). */
+  leftovers?: () => Promise<string[]>
 }
 
 export function shellContract(contract: ShellContract): void {
@@ -272,6 +275,35 @@ export function shellContract(contract: ShellContract): void {
         [],
       )
     }, 45_000)
+
+    it('a client that disconnects while its sandbox is still starting leaves nothing behind', async () => {
+      // Disconnects land at different points of the start: before the sandbox runs, while an engine is
+      // creating the container, right after it started.
+      const markers: string[] = []
+      for (const [index, delayMs] of [0, 40, 80, 150, 250, 400].entries()) {
+        const marker = `765.${runToken}${index}`
+        markers.push(marker)
+        const controller = new AbortController()
+        const pending = fetch(`${server.url}/v1/tools/execute_command?workspace=shell`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${key()}` },
+          body: JSON.stringify({ command: `sleep ${marker}`, timeout_seconds: 600 }),
+          signal: controller.signal,
+        }).catch(() => undefined)
+        await new Promise((resolve) => setTimeout(resolve, delayMs))
+        controller.abort()
+        await pending
+      }
+      const running = () => markers.flatMap((marker) => hostProcesses(`sleep ${marker}`))
+      const started = Date.now()
+      let left: string[] = []
+      while (Date.now() - started < 20_000) {
+        left = [...running(), ...((await contract.leftovers?.()) ?? [])]
+        if (left.length === 0) break
+        await new Promise((resolve) => setTimeout(resolve, 200))
+      }
+      expect(left, `left ${Date.now() - started} ms after the disconnects`).toEqual([])
+    }, 45_000)
   })
 
   describe('symlinks never leak host files', () => {
@@ -381,6 +413,7 @@ export function containerContract(
     prepare: async () => {
       env.TOOLPORT_CONTAINER_IMAGE = await ensureTestImage(engine)
     },
+    leftovers: () => leftoverContainers(engine),
     diagnose: () => {
       try {
         return execFileSync(engine, ['ps', '--all', '--filter', 'name=toolport-'], {
@@ -392,5 +425,6 @@ export function containerContract(
       }
     },
   })
+  containerStopContract(engine)
   return env
 }
