@@ -10,6 +10,8 @@ export interface Principal {
   tools: ReadonlySet<string> | undefined
   /** Effects whose calls wait for an approval (POST /v1/approvals/{id}); empty: none. */
   requireApproval: ReadonlySet<Effect>
+  /** May decide the tenant's pending approvals; never together with requireApproval. */
+  approver: boolean
 }
 
 export interface Authenticator {
@@ -47,6 +49,7 @@ export function createAuthenticator(keys: readonly ApiKey[]): Authenticator {
     tenant: 'default',
     tools: undefined,
     requireApproval: new Set(),
+    approver: false,
   }
   const hashed = Promise.all(
     keys.map(async (apiKey, index) => ({
@@ -56,6 +59,7 @@ export function createAuthenticator(keys: readonly ApiKey[]): Authenticator {
         tenant: apiKey.tenant,
         tools: apiKey.tools ? new Set(apiKey.tools) : undefined,
         requireApproval: new Set(apiKey.require_approval ?? []),
+        approver: apiKey.approver === true,
       },
     })),
   )

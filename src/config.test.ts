@@ -86,6 +86,19 @@ describe('parseKeysFile', () => {
     expect(() => parseKeysFile('{')).toThrow(/not valid JSON/)
     expect(() => parseKeysFile('[{"tenant":"t"}]')).toThrow(/key/)
   })
+
+  it('reads approver keys, and refuses a key that would approve its own calls', () => {
+    const key = 'k'.repeat(20)
+    expect(parseKeysFile(JSON.stringify([{ tenant: 't', key, approver: true }]))).toEqual([
+      { tenant: 't', key, approver: true },
+    ])
+    expect(() => parseKeysFile(JSON.stringify([{ tenant: 't', key, approver: 'yes' }]))).toThrow(/approver/)
+    expect(() =>
+      parseKeysFile(JSON.stringify([{ tenant: 't', key, approver: true, require_approval: ['write'] }])),
+    ).toThrow(/0\.approver: a key cannot both need approval and give it/)
+    // An empty require_approval gates nothing, so such a key may approve.
+    expect(parseKeysFile(JSON.stringify([{ tenant: 't', key, approver: true, require_approval: [] }]))).toHaveLength(1)
+  })
 })
 
 describe('isLoopbackHost', () => {

@@ -15,6 +15,8 @@ export interface ApiKey {
   tools?: string[]
   /** Calls to tools with these effects wait for POST /v1/approvals/{id} (keys file: require_approval). */
   require_approval?: Effect[]
+  /** May decide its tenant's pending approvals (keys file: approver). */
+  approver?: boolean
 }
 
 export interface Config {
@@ -298,15 +300,21 @@ function programList(value: string | undefined, variable: string): string[] | un
   return names
 }
 
-const keyEntrySchema = z.object({
-  tenant: z.string().refine(isValidIdentifier, 'tenant must match [A-Za-z0-9._-]{1,64}'),
-  key: z.string().min(16, 'keys must have at least 16 characters'),
-  tools: z.array(z.string()).min(1).optional(),
-  require_approval: z
-    .array(z.enum(['read', 'write', 'external', 'destructive'] satisfies Effect[]))
-    .optional()
-    .describe('Effects whose calls need approval, e.g. ["destructive", "write"].'),
-})
+const keyEntrySchema = z
+  .object({
+    tenant: z.string().refine(isValidIdentifier, 'tenant must match [A-Za-z0-9._-]{1,64}'),
+    key: z.string().min(16, 'keys must have at least 16 characters'),
+    tools: z.array(z.string()).min(1).optional(),
+    require_approval: z
+      .array(z.enum(['read', 'write', 'external', 'destructive'] satisfies Effect[]))
+      .optional()
+      .describe('Effects whose calls need approval, e.g. ["destructive", "write"].'),
+    approver: z.boolean().optional().describe("May decide its tenant's pending approvals (POST /v1/approvals/{id})."),
+  })
+  .refine((entry) => !(entry.approver && entry.require_approval?.length), {
+    message: 'a key cannot both need approval and give it (it could approve its own calls); use two keys',
+    path: ['approver'],
+  })
 
 export const keysFileSchema = z.array(keyEntrySchema)
 

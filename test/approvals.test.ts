@@ -10,12 +10,16 @@ const guardedKey = 'acme-guarded-key-0123456789'
 const directKey = 'acme-direct-key-0123456789'
 const otherKey = 'other-tenant-key-0123456789'
 const scopedKey = 'acme-scoped-key-0123456789'
+const approverKey = 'acme-approver-key-0123456789'
+const otherApproverKey = 'other-approver-key-0123456789'
 
 const fileKeys = [
   { tenant: 'acme', key: guardedKey, require_approval: ['write' as const, 'destructive' as const] },
   { tenant: 'acme', key: directKey },
   { tenant: 'other', key: otherKey, require_approval: ['write' as const] },
   { tenant: 'acme', key: scopedKey, tools: ['read_file'], require_approval: ['write' as const] },
+  { tenant: 'acme', key: approverKey, tools: ['read_file'], approver: true },
+  { tenant: 'other', key: otherApproverKey, approver: true },
 ]
 
 // biome-ignore lint/suspicious/noExplicitAny: tests inspect arbitrary JSON
@@ -86,12 +90,12 @@ describe('approvals and dry runs', () => {
     expect(stored).toContain(`approvals/acme/${pending.body.approval_id}.json`)
     expect(await readText('notes.txt')).toBe('one\ntwo\nthree\n')
 
-    const approved = await post(pending.body.approve_url, guardedKey, { decision: 'approve' })
+    const approved = await post(pending.body.approve_url, approverKey, { decision: 'approve' })
     expect(approved.status).toBe(200)
     expect(approved.body).toMatchObject({ path: 'notes.txt', line: 2 })
     expect(await readText('notes.txt')).toBe('one\nTWO\nthree\n')
 
-    const again = await post(pending.body.approve_url, guardedKey, { decision: 'approve' })
+    const again = await post(pending.body.approve_url, approverKey, { decision: 'approve' })
     expect(again.status).toBe(404)
     expect(again.body.code).toBe('not_found')
     expect(await approvalKeys(server.storage)).not.toContain(`approvals/acme/${pending.body.approval_id}.json`)
@@ -102,7 +106,8 @@ describe('approvals and dry runs', () => {
     expect(pending.status).toBe(202)
     expect(pending.body.title).toBe('Write new/file.txt')
     expect(pending.body.preview).toContain('+hello')
-    const approved = await post(pending.body.approve_url, directKey, { decision: 'approve' })
+    // The approver's own tool list (read_file only) does not matter: the call runs with the asker's scope.
+    const approved = await post(pending.body.approve_url, approverKey, { decision: 'approve' })
     expect(approved.status).toBe(200)
     expect(approved.body).toMatchObject({ path: 'new/file.txt', created: true })
     expect(await readText('new/file.txt')).toBe('hello\n')
@@ -113,33 +118,55 @@ describe('approvals and dry runs', () => {
     const pending = await post(tool('delete_file'), guardedKey, { path: 'notes.txt' })
     expect(pending.status).toBe(202)
     expect(pending.body).toMatchObject({ title: 'Delete notes.txt', preview: { deletes: ['notes.txt'] } })
-    const rejected = await post(pending.body.approve_url, guardedKey, { decision: 'reject' })
+    const rejected = await post(pending.body.approve_url, approverKey, { decision: 'reject' })
     expect(rejected.status).toBe(200)
     expect(rejected.body.status).toBe('rejected')
     expect(await snapshot(server.storage)).toEqual(before)
-    expect((await post(pending.body.approve_url, guardedKey, { decision: 'approve' })).status).toBe(404)
+    expect((await post(pending.body.approve_url, approverKey, { decision: 'approve' })).status).toBe(404)
+  })
+
+  it('only an approver key decides: the key that asked cannot approve its own call, nor can any other key', async () => {
+    const pending = await post(tool('write_file'), guardedKey, { path: 'self.txt', content: 'self' })
+    expect(pending.status).toBe(202)
+    for (const key of [guardedKey, directKey, scopedKey]) {
+      for (const decision of ['approve', 'reject']) {
+        const refused = await post(pending.body.approve_url, key, { decision })
+        expect(refused.status, `${key} ${decision}`).toBe(403)
+        expect(refused.body).toMatchObject({ code: 'permission_denied' })
+        expect(refused.body.hint).toMatch(/approver/)
+      }
+    }
+    // A key that may not decide learns nothing: an unknown id answers the same 403.
+    const unknown = await post(`${server.url}/v1/approvals/00000000-0000-0000-0000-000000000000`, guardedKey, {
+      decision: 'approve',
+    })
+    expect(unknown.status).toBe(403)
+    expect((await server.call('read_file', { path: 'self.txt' }, { key: directKey })).status).toBe(404)
+    expect(await approvalKeys(server.storage)).toContain(`approvals/acme/${pending.body.approval_id}.json`)
+    expect((await post(pending.body.approve_url, approverKey, { decision: 'approve' })).status).toBe(200)
+    expect(await readText('self.txt')).toBe('self')
   })
 
   it('another tenant cannot see or decide the approval', async () => {
     const pending = await post(tool('write_file'), guardedKey, { path: 'x.txt', content: 'x' })
     expect(pending.status).toBe(202)
-    const foreign = await post(pending.body.approve_url, otherKey, { decision: 'approve' })
+    const foreign = await post(pending.body.approve_url, otherApproverKey, { decision: 'approve' })
     expect(foreign.status).toBe(404)
     expect((await server.call('read_file', { path: 'x.txt' }, { key: directKey })).status).toBe(404)
-    expect((await post(pending.body.approve_url, guardedKey, { decision: 'reject' })).status).toBe(200)
+    expect((await post(pending.body.approve_url, approverKey, { decision: 'reject' })).status).toBe(200)
   })
 
   it('an invalid decision or id is refused', async () => {
     expect(
       (
-        await post(`${server.url}/v1/approvals/00000000-0000-0000-0000-000000000000`, guardedKey, {
+        await post(`${server.url}/v1/approvals/00000000-0000-0000-0000-000000000000`, approverKey, {
           decision: 'approve',
         })
       ).status,
     ).toBe(404)
     const pending = await post(tool('write_file'), guardedKey, { path: 'y.txt', content: 'y' })
-    expect((await post(pending.body.approve_url, guardedKey, { decision: 'maybe' })).status).toBe(400)
-    expect((await post(pending.body.approve_url, guardedKey, { decision: 'reject' })).status).toBe(200)
+    expect((await post(pending.body.approve_url, approverKey, { decision: 'maybe' })).status).toBe(400)
+    expect((await post(pending.body.approve_url, approverKey, { decision: 'reject' })).status).toBe(200)
   })
 
   it('refusals known up front are answered at once, without a pending record', async () => {
@@ -162,7 +189,13 @@ describe('approvals and dry runs', () => {
     const call = invokeTool({
       tool: writeFile,
       input: { path: 'skip.txt', mode: 'write', content: 'x' },
-      principal: { id: 'key-1', tenant: 'acme', tools: undefined, requireApproval: new Set(['write']) },
+      principal: {
+        id: 'key-1',
+        tenant: 'acme',
+        tools: undefined,
+        requireApproval: new Set(['write']),
+        approver: false,
+      },
       workspaceId: 'default',
       storage: server.storage,
       limits: { maxFileBytes: 1024, maxResponseChars: 10_000 },
@@ -252,7 +285,7 @@ describe('approval expiry', () => {
     const pending = await post(`${server.url}/v1/tools/write_file`, guardedKey, { path: 'late.txt', content: 'x' })
     expect(pending.status).toBe(202)
     await new Promise((resolve) => setTimeout(resolve, 1_200))
-    const late = await post(pending.body.approve_url, guardedKey, { decision: 'approve' })
+    const late = await post(pending.body.approve_url, approverKey, { decision: 'approve' })
     expect(late.status).toBe(404)
     expect(late.body.code).toBe('not_found')
     expect(late.body.hint).toMatch(/expired/)

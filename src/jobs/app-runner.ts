@@ -48,6 +48,7 @@ export function createAppJobRunner(deps: AppJobRunnerDeps): JobRunner {
           tools: job.principal.tools ? new Set(job.principal.tools) : undefined,
           // A job exists only for a call that needed no approval or already has it (routes/tools.ts).
           requireApproval: new Set(),
+          approver: false,
         },
         workspaceId: job.workspace,
         storage,

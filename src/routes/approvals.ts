@@ -39,6 +39,16 @@ function notFound(id: string, hint = 'Approvals are visible only to their tenant
   return new ToolError('not_found', `No pending approval ${id} for this key.`, { hint })
 }
 
+/**
+ * The key that asked for a call must not be the one that lets it through, or a model holding it could
+ * approve its own calls: deciding takes a separate approver key.
+ */
+function notAnApprover() {
+  return new ToolError('permission_denied', 'This key may not decide approvals.', {
+    hint: 'Decide with an approver key of the same tenant: a keys-file entry with "approver": true. The key whose calls need approval cannot approve them.',
+  })
+}
+
 /** POST /v1/approvals/{id} (decide_approval): approve runs the stored call once, reject drops it. */
 export function registerApprovalRoutes(app: OpenAPIHono<AppEnv>, deps: ApprovalRouteDeps): void {
   const toolsByName = new Map(deps.tools.map((tool) => [tool.name, tool]))
@@ -48,7 +58,7 @@ export function registerApprovalRoutes(app: OpenAPIHono<AppEnv>, deps: ApprovalR
     operationId: 'decide_approval',
     summary: 'Decide approval',
     description:
-      'Approve or reject a call that answered 202 pending_approval. approve runs it once and returns the tool result; reject drops it. Pending approvals expire.',
+      'Approve or reject a call that answered 202 pending_approval, with an approver key of the same tenant. approve runs it once and returns the tool result; reject drops it. Pending approvals expire.',
     tags: ['approvals'],
     security: [{ bearerAuth: [] }],
     request: {
@@ -68,13 +78,16 @@ export function registerApprovalRoutes(app: OpenAPIHono<AppEnv>, deps: ApprovalR
         content: { 'application/json': { schema: z.record(z.string(), z.unknown()) } },
       },
       400: { description: 'Invalid decision.', content: problemContent },
+      403: { description: 'The key is not an approver key.', content: problemContent },
       404: { description: 'No such pending call for this tenant, or it expired.', content: problemContent },
     },
   })
   app.openapi(route, async (context) => {
     const { id } = context.req.valid('param')
     const { decision } = context.req.valid('json')
-    const tenant = context.get('principal').tenant
+    const { tenant, approver } = context.get('principal')
+    // Checked before the lookup, so a key that may not decide learns nothing about pending calls.
+    if (!approver) throw notAnApprover()
     const record = await deps.store.load(tenant, id)
     if (!record) throw notFound(id)
     // Removed before anything runs: a second decision finds nothing, so the call runs at most once.
@@ -96,6 +109,7 @@ export function registerApprovalRoutes(app: OpenAPIHono<AppEnv>, deps: ApprovalR
         tenant: record.tenant,
         tools: record.principal.tools ? new Set(record.principal.tools) : undefined,
         requireApproval: new Set(),
+        approver: false,
       },
       workspaceId: record.workspace,
       storage: deps.storage,

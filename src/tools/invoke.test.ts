@@ -29,7 +29,13 @@ function signalWatcher(seen: unknown[]) {
   })
 }
 
-const principal: Principal = { id: 'key-1', tenant: 'default', tools: undefined, requireApproval: new Set() }
+const principal: Principal = {
+  id: 'key-1',
+  tenant: 'default',
+  tools: undefined,
+  requireApproval: new Set(),
+  approver: false,
+}
 
 function invocation(seen: unknown[], signal: AbortSignal, callTimeoutMs?: number) {
   return {
