@@ -75,6 +75,24 @@ describe('per-tenant storage quota (TOOLPORT_TENANT_QUOTA_BYTES)', () => {
     expect(await tracker.usage(storage, 't')).toBe(60)
   })
 
+  it('holds create() to the quota and counts only what it really created', async () => {
+    const storage = createMemoryStorage()
+    const tracker = createTenantQuota({ limitBytes: 100 })
+    const guarded = quotaStore(storage, 't', tracker)
+    expect(await guarded.create('tenants/t/workspaces/w/a', 'x'.repeat(60))).toBe(true)
+    expect(await tracker.usage(storage, 't')).toBe(60)
+    // The key exists: nothing written, nothing counted.
+    expect(await guarded.create('tenants/t/workspaces/w/a', 'x'.repeat(30))).toBe(false)
+    expect(await tracker.usage(storage, 't')).toBe(60)
+    await expect(guarded.create('tenants/t/workspaces/w/b', 'x'.repeat(50))).rejects.toMatchObject({
+      code: 'size_exceeded',
+    })
+    expect(await storage.head('tenants/t/workspaces/w/b')).toBeNull()
+    expect(await tracker.usage(storage, 't')).toBe(60)
+    // Outside the tenant's workspaces (approval claims) the quota does not apply.
+    expect(await guarded.create('approvals/t/x.deciding', 'x'.repeat(200))).toBe(true)
+  })
+
   it('skips a sandbox file over the quota with a note instead of failing the sync-back', async () => {
     const storage = createMemoryStorage()
     const tracker = createTenantQuota({ limitBytes: 100 })

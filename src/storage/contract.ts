@@ -316,6 +316,7 @@ export function describeObjectStoreContract(name: string, setup: () => Promise<C
           await expect(store().get(key), JSON.stringify(key)).rejects.toThrow()
           await expect(store().head(key), JSON.stringify(key)).rejects.toThrow()
           await expect(store().delete(key), JSON.stringify(key)).rejects.toThrow()
+          await expect(store().create(key, 'x'), JSON.stringify(key)).rejects.toThrow()
         }
         await expect(store().list('../')).rejects.toThrow()
         await expect(store().copy('ok.txt', '../escape')).rejects.toThrow()
@@ -343,6 +344,33 @@ export function describeObjectStoreContract(name: string, setup: () => Promise<C
           expect(text((await store().get(`${base}${name}`))?.body)).toBe(`content ${index}`)
         }
         expect((await listAll(store(), base, {})).objects).toHaveLength(20)
+      })
+    })
+
+    describe('create (only if absent)', () => {
+      it('writes a new key once, and never replaces an existing object', async () => {
+        const key = `${area('create')}claim.json`
+        expect(await store().create(key, '{"first":true}', { contentType: 'application/json' })).toBe(true)
+        expect(text((await store().get(key))?.body)).toBe('{"first":true}')
+        expect(await store().create(key, '{"second":true}')).toBe(false)
+        expect(text((await store().get(key))?.body)).toBe('{"first":true}')
+        const put = `${area('create')}put.txt`
+        await store().put(put, 'put first')
+        expect(await store().create(put, 'created')).toBe(false)
+        expect(text((await store().get(put))?.body)).toBe('put first')
+        await store().delete(key)
+        expect(await store().create(key, 'again')).toBe(true)
+        expect(text((await store().get(key))?.body)).toBe('again')
+      })
+
+      it('lets exactly one of 12 concurrent creates of a key win, and keeps its value', async () => {
+        const key = `${area('create-race')}claim.txt`
+        const results = await Promise.all(
+          Array.from({ length: 12 }, (_, index) => store().create(key, `writer ${index}`)),
+        )
+        expect(results.filter(Boolean)).toHaveLength(1)
+        expect(text((await store().get(key))?.body)).toBe(`writer ${results.indexOf(true)}`)
+        expect((await listAll(store(), area('create-race'), {})).objects).toEqual([key])
       })
     })
 

@@ -13,6 +13,7 @@ import {
 import {
   access,
   type FileHandle,
+  link,
   lstat,
   mkdir,
   open,
@@ -125,6 +126,26 @@ export async function createFsStorage(options: FsStorageOptions): Promise<Object
     }
   }
 
+  async function create(key: string, body: Uint8Array | string): Promise<boolean> {
+    const tempPath = join(root, tempFolder, `${randomUUID()}.tmp`)
+    try {
+      await prepareParents(root, key)
+      await prepareTempFolder(root)
+      await writeTempFile(tempPath, body)
+      // Checked right before: link() does not follow a final symlink, but a symlinked parent would redirect it.
+      await prepareParents(root, key)
+      // link() fails when the name exists where rename() would replace it: an atomic test-and-set.
+      await link(tempPath, join(root, ...key.split('/')))
+      return true
+    } catch (error) {
+      if (hasCode(error, 'EEXIST')) return false
+      await pruneEmptyParents(root, key)
+      throw error
+    } finally {
+      await rm(tempPath, { force: true }).catch(() => {})
+    }
+  }
+
   async function list(prefix: string, options: ListOptions): Promise<ListResult> {
     const slash = prefix.lastIndexOf('/')
     const folderKey = slash === -1 ? '' : prefix.slice(0, slash)
@@ -183,6 +204,7 @@ export async function createFsStorage(options: FsStorageOptions): Promise<Object
     getStream: (key) => guarded(() => getStream(checkedKey(key))),
     head: (key) => guarded(() => head(checkedKey(key))),
     put: (key, body) => guarded(() => put(checkedKey(key), body)),
+    create: (key, body) => guarded(() => create(checkedKey(key), body)),
     list: (prefix, options = {}) => guarded(() => list(checkedPrefix(prefix), options)),
     delete: (key) => guarded(() => remove(checkedKey(key))),
     copy: (fromKey, toKey) => guarded(() => copy(checkedKey(fromKey), checkedKey(toKey))),

@@ -74,6 +74,16 @@ export function createMemoryStorage(): ObjectStore {
       return infoOf(key, object)
     },
 
+    async create(key: string, body: Uint8Array | string, options: PutOptions = {}): Promise<boolean> {
+      assertValidKey(key)
+      const bytes = await bytesOf(body)
+      const etag = await sha256Hex(bytes)
+      // Checked after the awaits, right before the synchronous set: no other create can come between.
+      if (objects.has(key)) return false
+      objects.set(key, { body: bytes, etag, lastModified: new Date(), contentType: options.contentType })
+      return true
+    },
+
     async list(prefix: string, options: ListOptions = {}): Promise<ListResult> {
       assertValidPrefix(prefix)
       const entries: string[] = []

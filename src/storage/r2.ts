@@ -42,7 +42,7 @@ export interface R2BucketLike {
   put(
     key: string,
     value: ArrayBuffer | ArrayBufferView | string | ReadableStream | null,
-    options?: { httpMetadata?: { contentType?: string } },
+    options?: { httpMetadata?: { contentType?: string }; onlyIf?: { etagDoesNotMatch?: string } },
   ): Promise<R2ObjectLike | null>
   delete(keys: string | string[]): Promise<void>
   list(options?: { prefix?: string; delimiter?: string; cursor?: string; limit?: number }): Promise<R2ListResultLike>
@@ -94,8 +94,22 @@ export function createR2Storage(bucket: R2BucketLike): ObjectStore {
     })
   }
 
+  async function create(key: string, body: Uint8Array | string, options: PutOptions = {}): Promise<boolean> {
+    assertValidKey(key)
+    const bytes = await bytesOf(body)
+    return guarded(async () => {
+      // R2 answers a put whose condition fails with null instead of the object.
+      const stored = await bucket.put(key, bytes, {
+        onlyIf: { etagDoesNotMatch: '*' },
+        ...(options.contentType ? { httpMetadata: { contentType: options.contentType } } : {}),
+      })
+      return stored !== null
+    })
+  }
+
   return {
     driver: 'r2',
+    create,
 
     async get(key: string): Promise<StoredObject | null> {
       assertValidKey(key)

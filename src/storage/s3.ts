@@ -165,6 +165,31 @@ export function createS3Storage(options: S3StorageOptions): ObjectStore {
       }
     },
 
+    async create(key: string, body: Uint8Array | string, putOptions: PutOptions = {}): Promise<boolean> {
+      const bytes = typeof body === 'string' ? new TextEncoder().encode(body) : body
+      const input = {
+        Bucket,
+        Key: objectKey(key),
+        Body: bytes,
+        ContentLength: bytes.byteLength,
+        ContentType: putOptions.contentType,
+        Tagging: lifecycleTagOf(key),
+        IfNoneMatch: '*',
+      }
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await client.send(new PutObjectCommand(input))
+          return true
+        } catch (error) {
+          const status = statusCodeOf(error)
+          // 412: the key exists. 409: another conditional write to it is in flight; S3 asks for a retry.
+          if (status === 412) return false
+          if (status !== 409 || attempt >= 3) throw toStorageError(error)
+          await new Promise((resolve) => setTimeout(resolve, 50 * attempt))
+        }
+      }
+    },
+
     async list(prefix: string, listOptions: ListOptions = {}): Promise<ListResult> {
       assertValidPrefix(prefix)
       try {

@@ -53,6 +53,11 @@ export interface ObjectStore {
   head(key: string): Promise<ObjectInfo | null>
   /** Replaces the whole object atomically: readers see the old or the new content, never a mix. */
   put(key: string, body: ObjectBody, options?: PutOptions): Promise<ObjectInfo>
+  /**
+   * Writes a small object only if no object has the key (S3's `If-None-Match: *`): of concurrent creates
+   * of one key exactly one resolves true; they and any create of an existing key resolve false.
+   */
+  create(key: string, body: Uint8Array | string, options?: PutOptions): Promise<boolean>
   list(prefix: string, options?: ListOptions): Promise<ListResult>
   /** Idempotent: deleting a missing key succeeds. */
   delete(key: string): Promise<void>

@@ -143,6 +143,17 @@ export function quotaStore(storage: ObjectStore, tenant: string, quota: TenantQu
       quota.adjust(tenant, info.size - previous - reserved)
       return info
     },
+    async create(key, body, options) {
+      if (!key.startsWith(prefix)) return storage.create(key, body, options)
+      const size = bodySize(body) ?? 0
+      await quota.assertRoom(storage, tenant, pathOf(key), 0, size)
+      const created = await storage.create(key, body, options).catch((error: unknown) => {
+        quota.adjust(tenant, -size)
+        throw error
+      })
+      if (!created) quota.adjust(tenant, -size)
+      return created
+    },
     async delete(key) {
       if (!key.startsWith(prefix)) return storage.delete(key)
       const previous = (await storage.head(key))?.size ?? 0

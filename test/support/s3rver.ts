@@ -72,6 +72,30 @@ objectCtrl.putObjectCopy = function (ctx) {
   return putObjectCopy.call(this, ctx)
 }
 
+// s3rver ignores If-None-Match on PutObject; AWS, MinIO and R2 answer 412 when the key exists. Conditional
+// puts to one key run one after another, so exactly one of concurrent ones finds the key free.
+const S3Error = require(path.join(lib, 'models', 'error.js'))
+const putObjectHandler = objectCtrl.putObject
+const createChains = new Map()
+objectCtrl.putObject = function (ctx) {
+  if (ctx.headers['if-none-match'] !== '*') return putObjectHandler.call(this, ctx)
+  const id = ctx.params.bucket + '/' + ctx.params.key
+  const next = (createChains.get(id) || Promise.resolve()).catch(() => {}).then(async () => {
+    if (await ctx.store.existsObject(ctx.params.bucket, ctx.params.key)) {
+      throw new S3Error('PreconditionFailed', 'At least one of the pre-conditions you specified did not hold', {
+        Condition: 'If-None-Match',
+      })
+    }
+    return putObjectHandler.call(this, ctx)
+  })
+  createChains.set(id, next)
+  next.then(
+    () => createChains.get(id) === next && createChains.delete(id),
+    () => createChains.get(id) === next && createChains.delete(id),
+  )
+  return next
+}
+
 const byUtf8 = (left, right) => Buffer.compare(Buffer.from(left), Buffer.from(right))
 // PutObject writes straight into the object's file, so two concurrent puts to one key interleave
 // their bytes. S3 replaces objects atomically; serializing puts per key gives writers that guarantee.
