@@ -101,6 +101,25 @@ describe('approvals and dry runs', () => {
     expect(await approvalKeys(server.storage)).not.toContain(`approvals/acme/${pending.body.approval_id}.json`)
   })
 
+  it('concurrent decisions run the call once: one answers with the result, the others 404', async () => {
+    expect(
+      (await server.call('write_file', { path: 'counter.txt', content: 'count\n' }, { key: directKey })).status,
+    ).toBe(200)
+    // Each run turns the one "count" into "count+", so a second run would leave "count++".
+    const pending = await post(tool('apply_edit'), guardedKey, {
+      path: 'counter.txt',
+      old_text: 'count',
+      new_text: 'count+',
+    })
+    expect(pending.status).toBe(202)
+    const decisions = await Promise.all(
+      Array.from({ length: 8 }, () => post(pending.body.approve_url, approverKey, { decision: 'approve' })),
+    )
+    expect(decisions.map((decision) => decision.status).sort()).toEqual([200, 404, 404, 404, 404, 404, 404, 404])
+    expect(await readText('counter.txt')).toBe('count+\n')
+    expect((await approvalKeys(server.storage)).filter((key) => key.includes(pending.body.approval_id))).toEqual([])
+  })
+
   it('pending → approve of a new file writes it', async () => {
     const pending = await post(tool('write_file'), guardedKey, { path: 'new/file.txt', content: 'hello\n' })
     expect(pending.status).toBe(202)

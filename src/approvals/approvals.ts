@@ -1,5 +1,5 @@
 import type { Principal } from '../auth'
-import { createJsonRecords, type JsonRecords } from '../storage/json-records'
+import { createJsonRecords, isRecordId, type JsonRecords } from '../storage/json-records'
 import type { ObjectStore } from '../storage/store'
 import { ToolError } from '../tools/errors'
 import { type DryRun, fileDryRuns } from '../tools/files/dry-run'
@@ -20,10 +20,22 @@ export interface ApprovalRecord {
   expires_at: string
 }
 
-export type ApprovalStore = JsonRecords<ApprovalRecord>
+export interface ApprovalStore extends JsonRecords<ApprovalRecord> {
+  /**
+   * Takes the right to decide a pending call: of concurrent deciders (a double click, a retrying client,
+   * two instances) exactly one gets true, so an approved call runs at most once. Undone by release().
+   */
+  claim(tenant: string, id: string): Promise<boolean>
+  release(tenant: string, id: string): Promise<void>
+}
 
 export function createApprovalStore(storage: ObjectStore): ApprovalStore {
-  return createJsonRecords<ApprovalRecord>(storage, (tenant, id) => `approvals/${tenant}/${id}.json`)
+  const claimKey = (tenant: string, id: string) => `approvals/${tenant}/${id}.deciding`
+  return {
+    ...createJsonRecords<ApprovalRecord>(storage, (tenant, id) => `approvals/${tenant}/${id}.json`),
+    claim: async (tenant, id) => isRecordId(id) && (await storage.create(claimKey(tenant, id), '')),
+    release: (tenant, id) => (isRecordId(id) ? storage.delete(claimKey(tenant, id)) : Promise.resolve()),
+  }
 }
 
 export interface ApprovalDeps {
