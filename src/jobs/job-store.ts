@@ -1,4 +1,5 @@
-import { createJsonRecords, type JsonRecords } from '../storage/json-records'
+import { createJsonRecords, isRecordId, type JsonRecords } from '../storage/json-records'
+import { withObjectLock } from '../storage/lock'
 import type { ObjectStore } from '../storage/store'
 import type { JobRecord } from './types'
 
@@ -9,6 +10,17 @@ import type { JobRecord } from './types'
 export interface JobStore extends JsonRecords<JobRecord> {
   /** Every job of every tenant, for recovery after a restart and for expiry sweeps. */
   all(): Promise<JobRecord[]>
+  /**
+   * Reads, changes and writes one job with no other update of it in between, on any instance (a cancel
+   * landing while the result is stored, a heartbeat racing a cancel). `change` gets the stored job
+   * (undefined when there is none) and returns the new one, or undefined to leave it as it is. Resolves
+   * to the job as stored afterwards: the very object `change` returned when it wrote.
+   */
+  update(
+    tenant: string,
+    id: string,
+    change: (job: JobRecord | undefined) => JobRecord | undefined,
+  ): Promise<JobRecord | undefined>
 }
 
 export function createJobStore(storage: ObjectStore): JobStore {
@@ -24,13 +36,24 @@ export function createJobStore(storage: ObjectStore): JobStore {
     } while (cursor)
     return { keys, prefixes }
   }
+  const records = createJsonRecords<JobRecord>(storage, (tenant, id) => `tenants/${tenant}/jobs/${id}.json`)
   const store: JobStore = {
-    ...createJsonRecords<JobRecord>(storage, (tenant, id) => `tenants/${tenant}/jobs/${id}.json`),
+    ...records,
+    async update(tenant, id, change) {
+      if (!isRecordId(id)) return undefined
+      return withObjectLock(storage, `tenants/${tenant}/jobs/${id}.lock`, async () => {
+        const current = await records.load(tenant, id)
+        const next = change(current)
+        if (!next) return current
+        await records.save(next)
+        return next
+      })
+    },
     async all() {
       const tenants = (await listAll('tenants/', '/')).prefixes
       const jobs: JobRecord[] = []
       for (const tenantPrefix of tenants) {
-        for (const key of (await listAll(`${tenantPrefix}jobs/`)).keys) {
+        for (const key of (await listAll(`${tenantPrefix}jobs/`)).keys.filter((name) => name.endsWith('.json'))) {
           const [, tenant = '', , file = ''] = key.split('/')
           const job = await store.load(tenant, file.replace(/\.json$/, ''))
           if (job) jobs.push(job)

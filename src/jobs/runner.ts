@@ -76,9 +76,6 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
 
   /** Stores the outcome; resolves to the job as stored (the cancelled one if a cancel came first). */
   async function finish(job: JobRecord, outcome: { result?: unknown; error?: unknown }): Promise<JobRecord> {
-    // A cancel may have landed meanwhile (here or on another instance): it wins.
-    const current = await options.store.load(job.tenant, job.id)
-    if (current?.status === 'cancelled') return current
     const finished: JobRecord = {
       ...job,
       finished_at: now(),
@@ -87,8 +84,11 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
         ? { status: 'failed' as const, error: options.describeError(outcome.error), result: null }
         : { status: 'succeeded' as const, result: outcome.result, error: null }),
     }
-    await options.store.save(finished)
-    return finished
+    // A cancel that landed first (here or on another instance) wins; one that comes later finds the job done.
+    const stored = await options.store.update(job.tenant, job.id, (current) =>
+      current?.status === 'cancelled' ? undefined : finished,
+    )
+    return stored ?? finished
   }
 
   /** Runs onFinished; never rejects. */
@@ -160,11 +160,13 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
   let beating: Promise<void> | undefined
   async function beat() {
     for (const [id, { controller, tenant }] of running) {
-      const job = await options.store.load(tenant, id).catch(() => undefined)
-      // Finished meanwhile (track() waits for this beat before it stores the outcome).
-      if (!job || !running.has(id)) continue
-      if (job.status === 'cancelled') controller.abort(new ToolError('conflict', 'The job was cancelled.'))
-      else if (job.status === 'running') await options.store.save({ ...job, heartbeat_at: now() }).catch(() => {})
+      // Finished meanwhile (track() waits for this beat before it stores the outcome): nothing to write.
+      const job = await options.store
+        .update(tenant, id, (current) =>
+          current?.status === 'running' && running.has(id) ? { ...current, heartbeat_at: now() } : undefined,
+        )
+        .catch(() => undefined)
+      if (job?.status === 'cancelled') controller.abort(new ToolError('conflict', 'The job was cancelled.'))
     }
   }
   function watch(id: string, entry: { controller: AbortController; tenant: string }) {
@@ -274,12 +276,22 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
       if ((job.status !== 'queued' && !isStale(job)) || running.has(job.id)) return job
       const controller = new AbortController()
       watch(job.id, { controller, tenant })
-      const started: JobRecord = { ...job, status: 'running', started_at: now(), heartbeat_at: now() }
+      let started: JobRecord | undefined
+      let stored: JobRecord | undefined
       try {
-        await options.store.save(started)
+        // Checked again under the lock: a cancel or another delivery may have come since the load.
+        stored = await options.store.update(tenant, id, (current) => {
+          if (!current || (current.status !== 'queued' && !isStale(current))) return undefined
+          started = { ...current, status: 'running', started_at: now(), heartbeat_at: now() }
+          return started
+        })
       } catch (error) {
         unwatch(job.id)
         throw error
+      }
+      if (!started || stored !== started) {
+        unwatch(job.id)
+        return stored
       }
       const limit = runOptions.signal ? deadline(runOptions.signal, controller) : undefined
       const work = options.execute(started, controller.signal)
@@ -301,8 +313,14 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
     async cancel(tenant, id) {
       const job = await this.get(tenant, id)
       if (!job || isFinished(job.status)) return job
-      const cancelled: JobRecord = { ...job, status: 'cancelled', finished_at: now(), heartbeat_at: null }
-      await options.store.save(cancelled)
+      let cancelled: JobRecord | undefined
+      // Under the lock: a job that finished since the load keeps its outcome, and the answer says so.
+      const stored = await options.store.update(tenant, id, (current) => {
+        if (!current || isFinished(current.status)) return undefined
+        cancelled = { ...current, status: 'cancelled', finished_at: now(), heartbeat_at: null }
+        return cancelled
+      })
+      if (!cancelled || stored !== cancelled) return stored
       const index = queue.findIndex((queued) => queued.id === id)
       if (index !== -1) queue.splice(index, 1)
       running.get(id)?.controller.abort(new ToolError('conflict', 'The job was cancelled.'))

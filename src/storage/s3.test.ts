@@ -103,6 +103,8 @@ describe('lifecycle tags', () => {
     const { lifecycleTagOf } = await import('./s3')
     expect(lifecycleTagOf('tenants/t/workspaces/w/outputs/report.pdf')).toBe('toolport-lifecycle=output')
     expect(lifecycleTagOf('tenants/t/jobs/0000-1111.json')).toBe('toolport-lifecycle=output')
+    // A job's lock is deleted after each update; one left by a crash expires with the records.
+    expect(lifecycleTagOf('tenants/t/jobs/0000-1111.lock')).toBe('toolport-lifecycle=output')
     expect(lifecycleTagOf('tenants/t/workspaces/w/src/outputs.ts')).toBeUndefined()
     expect(lifecycleTagOf('tenants/t/workspaces/w/notes/outputs/x')).toBeUndefined()
   })

@@ -294,11 +294,11 @@ function normalizeBasePrefix(prefix: string | undefined): string {
 
 /** x-amz-copy-source is URL-encoded: a raw '+' would be read as a space, '?' and '#' would cut the key. */
 /**
- * Generated files (outputs/ of a workspace) and job records are tagged so the bucket's lifecycle rule
+ * Generated files (outputs/ of a workspace) and job records and locks are tagged so the bucket's lifecycle rule
  * (infra/aws, tag toolport-lifecycle=output) expires them; everything else is kept.
  */
 export function lifecycleTagOf(key: string): string | undefined {
-  return /(^|\/)workspaces\/[^/]+\/outputs\/|(^|\/)jobs\/[^/]+\.json$/.test(key)
+  return /(^|\/)workspaces\/[^/]+\/outputs\/|(^|\/)jobs\/[^/]+\.(json|lock)$/.test(key)
     ? 'toolport-lifecycle=output'
     : undefined
 }

@@ -1,0 +1,118 @@
+import { describe, expect, it } from 'vitest'
+import { silentLogger } from '../log'
+import { createMemoryStorage } from '../storage/memory'
+import type { ObjectStore } from '../storage/store'
+import { createJobStore } from './job-store'
+import { createJobRunner, type JobSpec } from './runner'
+import type { JobRecord } from './types'
+
+const spec: JobSpec = {
+  tenant: 'acme',
+  principal: { id: 'key-1', tools: null },
+  tool: 'read_file',
+  workspace: 'default',
+  input: {},
+  origin: null,
+  callback_url: null,
+}
+
+/** Storage whose writes of job records in `status` land `delayMs` late: a slow write, widened on purpose. */
+function slowWrites(storage: ObjectStore, status: JobRecord['status'], delayMs: number): ObjectStore {
+  return {
+    ...storage,
+    async put(key, body, options) {
+      if (typeof body === 'string' && key.endsWith('.json') && body.includes(`"status":"${status}"`)) {
+        await new Promise((resolve) => setTimeout(resolve, delayMs))
+      }
+      return storage.put(key, body, options)
+    },
+  }
+}
+
+function deferred<T>() {
+  let resolve: (value: T) => void = () => {}
+  const promise = new Promise<T>((settle) => {
+    resolve = settle
+  })
+  return { promise, resolve }
+}
+
+async function until(check: () => Promise<boolean>): Promise<void> {
+  for (let attempt = 0; attempt < 200 && !(await check()); attempt++) {
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+}
+
+function runnerWith(storage: ObjectStore, execute: (signal: AbortSignal) => Promise<unknown>, heartbeatMs = 10_000) {
+  const store = createJobStore(storage)
+  const runner = createJobRunner({
+    store,
+    concurrency: 1,
+    queueLimit: 4,
+    ttlSeconds: 3600,
+    execute: (_job, signal) => execute(signal),
+    describeError: (error) => ({ detail: String(error) }),
+    onFinished: () => undefined,
+    log: silentLogger,
+    heartbeatMs,
+  })
+  return { store, runner }
+}
+
+describe('job state under concurrent writers', () => {
+  it('a cancel that lands while the result is being stored answers with the stored outcome', async () => {
+    const storage = createMemoryStorage()
+    const work = deferred<string>()
+    const { store, runner } = runnerWith(slowWrites(storage, 'succeeded', 300), () => work.promise)
+    const job = await runner.submit(spec)
+    await until(async () => (await store.load('acme', job.id))?.status === 'running')
+    work.resolve('done')
+    // The outcome is on its way to storage (its write is slow); the cancel comes in between.
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    const answer = await runner.cancel('acme', job.id)
+    await until(async () => (await store.load('acme', job.id))?.status !== 'running')
+    const stored = await store.load('acme', job.id)
+    expect(answer?.status).toBe(stored?.status)
+    expect(stored).toMatchObject({ status: 'succeeded', result: 'done' })
+    runner.stop()
+  })
+
+  it('a heartbeat being written when a cancel comes does not bring the job back to running', async () => {
+    const storage = createMemoryStorage()
+    const { store, runner } = runnerWith(
+      slowWrites(storage, 'running', 150),
+      (signal) =>
+        new Promise((_resolve, reject) =>
+          signal.addEventListener('abort', () => reject(signal.reason), { once: true }),
+        ),
+      40,
+    )
+    const job = await runner.submit(spec)
+    await until(async () => (await store.load('acme', job.id))?.status === 'running')
+    // Heartbeats run every 40 ms and each write takes 150 ms: the cancel meets one in flight.
+    await new Promise((resolve) => setTimeout(resolve, 120))
+    const answer = await runner.cancel('acme', job.id)
+    expect(answer?.status).toBe('cancelled')
+    await new Promise((resolve) => setTimeout(resolve, 400))
+    expect((await store.load('acme', job.id))?.status).toBe('cancelled')
+    runner.stop()
+  })
+
+  it('updates of one job never interleave: 20 concurrent read-modify-writes all count', async () => {
+    const storage = createMemoryStorage()
+    const { store, runner } = runnerWith(storage, () => new Promise(() => {}))
+    const job = await runner.submit(spec)
+    await Promise.all(
+      Array.from({ length: 20 }, () =>
+        store.update('acme', job.id, (current) =>
+          current ? { ...current, progress: { output_bytes: (current.progress?.output_bytes ?? 0) + 1 } } : undefined,
+        ),
+      ),
+    )
+    expect((await store.load('acme', job.id))?.progress).toEqual({ output_bytes: 20 })
+    expect((await storage.list('tenants/acme/jobs/')).objects.map((object) => object.key)).toEqual([
+      `tenants/acme/jobs/${job.id}.json`,
+    ])
+    runner.stop()
+  })
+})
