@@ -1,5 +1,6 @@
 import type { Principal } from '../auth'
 import { createJsonRecords, isRecordId, type JsonRecords } from '../storage/json-records'
+import { withObjectLock } from '../storage/lock'
 import type { ObjectStore } from '../storage/store'
 import { ToolError } from '../tools/errors'
 import { type DryRun, fileDryRuns } from '../tools/files/dry-run'
@@ -22,19 +23,24 @@ export interface ApprovalRecord {
 
 export interface ApprovalStore extends JsonRecords<ApprovalRecord> {
   /**
-   * Takes the right to decide a pending call: of concurrent deciders (a double click, a retrying client,
-   * two instances) exactly one gets true, so an approved call runs at most once. Undone by release().
+   * Loads and removes a pending call in one step: of concurrent takers (a double click, a retrying client,
+   * two instances) exactly one gets the record, so an approved call runs at most once.
    */
-  claim(tenant: string, id: string): Promise<boolean>
-  release(tenant: string, id: string): Promise<void>
+  take(tenant: string, id: string): Promise<ApprovalRecord | undefined>
 }
 
 export function createApprovalStore(storage: ObjectStore): ApprovalStore {
-  const claimKey = (tenant: string, id: string) => `approvals/${tenant}/${id}.deciding`
+  const records = createJsonRecords<ApprovalRecord>(storage, (tenant, id) => `approvals/${tenant}/${id}.json`)
   return {
-    ...createJsonRecords<ApprovalRecord>(storage, (tenant, id) => `approvals/${tenant}/${id}.json`),
-    claim: async (tenant, id) => isRecordId(id) && (await storage.create(claimKey(tenant, id), '')),
-    release: (tenant, id) => (isRecordId(id) ? storage.delete(claimKey(tenant, id)) : Promise.resolve()),
+    ...records,
+    async take(tenant, id) {
+      if (!isRecordId(id)) return undefined
+      return withObjectLock(storage, `approvals/${tenant}/${id}.lock`, async () => {
+        const record = await records.load(tenant, id)
+        if (record) await records.remove(tenant, id)
+        return record
+      })
+    },
   }
 }
 

@@ -88,16 +88,8 @@ export function registerApprovalRoutes(app: OpenAPIHono<AppEnv>, deps: ApprovalR
     const { tenant, approver } = context.get('principal')
     // Checked before the lookup, so a key that may not decide learns nothing about pending calls.
     if (!approver) throw notAnApprover()
-    // One decider at a time, and the record is removed before anything runs: a second decision, concurrent
-    // or later, finds nothing, so the call runs at most once.
-    if (!(await deps.store.claim(tenant, id))) throw notFound(id)
-    let record: Awaited<ReturnType<ApprovalStore['load']>>
-    try {
-      record = await deps.store.load(tenant, id)
-      if (record) await deps.store.remove(tenant, id)
-    } finally {
-      await deps.store.release(tenant, id)
-    }
+    // Removed before anything runs: a second decision, concurrent or later, finds nothing.
+    const record = await deps.store.take(tenant, id)
     if (!record) throw notFound(id)
     const now = (deps.now ?? (() => new Date()))()
     if (Date.parse(record.expires_at) <= now.getTime()) {
