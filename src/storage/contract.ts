@@ -336,6 +336,22 @@ export function describeObjectStoreContract(name: string, setup: () => Promise<C
         expect(stored?.body.every((byte) => byte === first)).toBe(true)
       })
 
+      it('lands puts into a folder that a concurrent delete is emptying', async () => {
+        // On a filesystem the delete prunes the emptied folders while the put is creating them.
+        const base = area('prune-race')
+        for (let round = 0; round < 25; round++) {
+          const folder = `${base}r${round}/deep/er/`
+          await store().put(`${folder}old.txt`, 'old')
+          await Promise.all([
+            store().delete(`${folder}old.txt`),
+            store().put(`${folder}new.txt`, `new ${round}`),
+            store().create(`${folder}created.txt`, `created ${round}`),
+          ])
+          expect(text((await store().get(`${folder}new.txt`))?.body)).toBe(`new ${round}`)
+          expect(text((await store().get(`${folder}created.txt`))?.body)).toBe(`created ${round}`)
+        }
+      })
+
       it('lands 20 concurrent puts to different keys', async () => {
         const base = area('many-keys')
         const names = Array.from({ length: 20 }, (_, index) => `folder${index % 3}/file-${index}.txt`)

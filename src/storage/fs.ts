@@ -132,10 +132,7 @@ export async function createFsStorage(options: FsStorageOptions): Promise<Object
       await prepareParents(root, key)
       await prepareTempFolder(root)
       await writeTempFile(tempPath, body)
-      // Checked right before: link() does not follow a final symlink, but a symlinked parent would redirect it.
-      await prepareParents(root, key)
-      // link() fails when the name exists where rename() would replace it: an atomic test-and-set.
-      await link(tempPath, join(root, ...key.split('/')))
+      await linkIntoPlace(root, tempPath, key)
       return true
     } catch (error) {
       if (hasCode(error, 'EEXIST')) return false
@@ -363,8 +360,22 @@ async function prepareParents(root: string, key: string): Promise<void> {
   }
 }
 
-/** Creates missing folders one by one; `mkdir -p` would follow a symlinked component. */
+/**
+ * Creates missing folders one by one; `mkdir -p` would follow a symlinked component. A delete that
+ * empties the last object of a folder prunes it and its empty parents, so a concurrent write can lose a
+ * folder of its chain between two steps (mkdir then ENOENT, or gone right after): it starts over.
+ */
 async function createParents(root: string, folders: string[]): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    if (await createParentsOnce(root, folders)) return
+    if (attempt >= pruneRetries) throw new ToolError('unavailable', 'Storage is unavailable.', { origin: 'storage' })
+  }
+}
+
+const pruneRetries = 5
+
+/** false when a concurrent prune removed a folder of the chain under our feet. */
+async function createParentsOnce(root: string, folders: string[]): Promise<boolean> {
   let path = root
   for (const segment of folders) {
     path = join(path, segment)
@@ -373,15 +384,16 @@ async function createParents(root: string, folders: string[]): Promise<void> {
       try {
         await mkdir(path)
       } catch (error) {
+        if (hasCode(error, 'ENOENT')) return false
         if (!hasCode(error, 'EEXIST')) throw error
       }
       stats = await lstatOrNull(path)
-      // Pruned again by a concurrent delete between our mkdir and lstat.
-      if (!stats) throw new ToolError('unavailable', 'Storage is unavailable.', { origin: 'storage' })
+      if (!stats) return false
     }
     if (stats.isSymbolicLink()) throw symlinkError()
     if (!stats.isDirectory()) throw folderConflict()
   }
+  return true
 }
 
 function folderConflict(): ToolError {
@@ -422,6 +434,20 @@ async function moveIntoPlace(root: string, tempPath: string, key: string): Promi
     await prepareParents(root, key)
     try {
       await rename(tempPath, join(root, ...key.split('/')))
+      return
+    } catch (error) {
+      if (!hasCode(error, 'ENOENT') || attempt >= renameAttempts) throw error
+    }
+  }
+}
+
+/** moveIntoPlace for create(): link() fails when the name exists where rename() would replace it. */
+async function linkIntoPlace(root: string, tempPath: string, key: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    // link() does not follow a final symlink, but a symlinked parent folder would redirect it.
+    await prepareParents(root, key)
+    try {
+      await link(tempPath, join(root, ...key.split('/')))
       return
     } catch (error) {
       if (!hasCode(error, 'ENOENT') || attempt >= renameAttempts) throw error
