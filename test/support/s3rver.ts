@@ -98,19 +98,27 @@ objectCtrl.putObject = function (ctx) {
 
 const byUtf8 = (left, right) => Buffer.compare(Buffer.from(left), Buffer.from(right))
 // PutObject writes straight into the object's file, so two concurrent puts to one key interleave
-// their bytes. S3 replaces objects atomically; serializing puts per key gives writers that guarantee.
+// their bytes; DeleteObject removes emptied folders, which a concurrent put may be writing into (its
+// file stream then fails unhandled and takes s3rver down). S3 has neither problem: writes of one bucket
+// go one after another here, which gives the writers S3's guarantees.
 const FilesystemStore = require(path.join(lib, 'stores', 'filesystem.js'))
-const putObject = FilesystemStore.prototype.putObject
-const putChains = new Map()
-FilesystemStore.prototype.putObject = function (object) {
-  const id = object.bucket + '/' + object.key
-  const next = (putChains.get(id) || Promise.resolve()).catch(() => {}).then(() => putObject.call(this, object))
-  putChains.set(id, next)
+const writeChains = new Map()
+function serialized(bucket, run) {
+  const next = (writeChains.get(bucket) || Promise.resolve()).catch(() => {}).then(run)
+  writeChains.set(bucket, next)
   next.then(
-    () => putChains.get(id) === next && putChains.delete(id),
-    () => putChains.get(id) === next && putChains.delete(id),
+    () => writeChains.get(bucket) === next && writeChains.delete(bucket),
+    () => writeChains.get(bucket) === next && writeChains.delete(bucket),
   )
   return next
+}
+const putObject = FilesystemStore.prototype.putObject
+FilesystemStore.prototype.putObject = function (object) {
+  return serialized(object.bucket, () => putObject.call(this, object))
+}
+const deleteObject = FilesystemStore.prototype.deleteObject
+FilesystemStore.prototype.deleteObject = function (bucket, key) {
+  return serialized(bucket, () => deleteObject.call(this, bucket, key))
 }
 
 const getBucket = bucketCtrl.getBucket
