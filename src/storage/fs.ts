@@ -132,7 +132,7 @@ export async function createFsStorage(options: FsStorageOptions): Promise<Object
       await prepareParents(root, key)
       await prepareTempFolder(root)
       await writeTempFile(tempPath, body)
-      await linkIntoPlace(root, tempPath, key)
+      await moveIntoPlace(root, tempPath, key, link)
       return true
     } catch (error) {
       if (hasCode(error, 'EEXIST')) return false
@@ -427,27 +427,21 @@ async function writeTempFile(tempPath: string, body: ObjectBody): Promise<BigInt
   }
 }
 
-async function moveIntoPlace(root: string, tempPath: string, key: string): Promise<void> {
+/**
+ * Puts the written temp file at the key: rename() for put (replacing what is there), link() for create
+ * (failing with EEXIST when the name is taken). Neither follows a final symlink, but a symlinked parent
+ * folder would redirect the write, so the parents are checked again right before.
+ */
+async function moveIntoPlace(
+  root: string,
+  tempPath: string,
+  key: string,
+  place: (from: string, to: string) => Promise<void> = rename,
+): Promise<void> {
   for (let attempt = 1; ; attempt++) {
-    // Checked again right before the rename: rename replaces a symlink rather than following it,
-    // but a symlinked parent folder would redirect the write.
     await prepareParents(root, key)
     try {
-      await rename(tempPath, join(root, ...key.split('/')))
-      return
-    } catch (error) {
-      if (!hasCode(error, 'ENOENT') || attempt >= renameAttempts) throw error
-    }
-  }
-}
-
-/** moveIntoPlace for create(): link() fails when the name exists where rename() would replace it. */
-async function linkIntoPlace(root: string, tempPath: string, key: string): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    // link() does not follow a final symlink, but a symlinked parent folder would redirect it.
-    await prepareParents(root, key)
-    try {
-      await link(tempPath, join(root, ...key.split('/')))
+      await place(tempPath, join(root, ...key.split('/')))
       return
     } catch (error) {
       if (!hasCode(error, 'ENOENT') || attempt >= renameAttempts) throw error
