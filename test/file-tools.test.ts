@@ -317,6 +317,34 @@ describe.each(['fs', 's3'] as const)('file tools on %s storage', (driver) => {
       expect(after?.etag).toBe(before?.etag)
     })
 
+    it('concurrent edits of one file never lose one: each answers 200 and is in the file, or 409', async () => {
+      const lines = Array.from({ length: 16 }, (_, index) => `line${index}\n`)
+      await write('race.txt', lines.join(''))
+      const outcomes: Array<{ index: number; status: number; code?: string }> = []
+      for (let batch = 0; batch < 16; batch += 4) {
+        const results = await Promise.all(
+          [0, 1, 2, 3].map((offset) =>
+            server.call(
+              'apply_edit',
+              { path: 'race.txt', old_text: `line${batch + offset}\n`, new_text: `EDITED${batch + offset}\n` },
+              { workspace: 'files' },
+            ),
+          ),
+        )
+        results.forEach((result, offset) => {
+          outcomes.push({ index: batch + offset, status: result.status, code: result.body.code })
+        })
+      }
+      const content = (await read('race.txt')).body.content as string
+      for (const outcome of outcomes) {
+        expect([200, 409], JSON.stringify(outcome)).toContain(outcome.status)
+        if (outcome.status === 409) expect(outcome.code).toBe('conflict')
+        const edited = content.includes(`EDITED${outcome.index}\n`)
+        expect(edited, `edit ${outcome.index} answered ${outcome.status}`).toBe(outcome.status === 200)
+      }
+      expect(outcomes.some((outcome) => outcome.status === 200)).toBe(true)
+    })
+
     it('refuses empty old_text and missing files', async () => {
       const empty = await server.call(
         'apply_edit',

@@ -1,4 +1,5 @@
 import type { z } from 'zod'
+import { sha256Hex } from '../storage/digest'
 import { ToolError } from '../tools/errors'
 import type { ToolContext } from '../tools/tool'
 import { normalizeWorkspacePath } from '../workspace/paths'
@@ -13,11 +14,6 @@ export interface OutputFile {
   /** Without the dot, e.g. "pdf". */
   extension: string
   bytes: Uint8Array
-}
-
-async function sha256Hex(bytes: Uint8Array): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', bytes as Uint8Array<ArrayBuffer>))
-  return Array.from(digest, (byte) => byte.toString(16).padStart(2, '0')).join('')
 }
 
 function slug(text: string): string {

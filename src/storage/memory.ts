@@ -1,4 +1,5 @@
 import { ToolError } from '../tools/errors'
+import { sha256Hex } from './digest'
 import { assertValidKey, assertValidPrefix, clampListLimit, rollUpKey, selectListPage } from './keys'
 import type {
   ListOptions,
@@ -149,9 +150,4 @@ async function* readChunks(stream: ReadableStream<Uint8Array>): AsyncGenerator<U
   } finally {
     reader.releaseLock()
   }
-}
-
-async function sha256Hex(bytes: Uint8Array<ArrayBuffer>): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', bytes))
-  return Array.from(digest, (byte) => byte.toString(16).padStart(2, '0')).join('')
 }

@@ -1,3 +1,5 @@
+import { sha256Hex } from '../storage/digest'
+import { withObjectLock } from '../storage/lock'
 import type { ObjectInfo, ObjectStore } from '../storage/store'
 import { ToolError } from '../tools/errors'
 import { isValidIdentifier, normalizeWorkspacePath } from './paths'
@@ -88,6 +90,11 @@ export function createWorkspace(
   const storage = options.quota ? quotaStore(backing, tenant, options.quota) : backing
   const keyOf = (path: string) => prefix + path
 
+  /** Locks live outside the workspace (file tools and the sandbox never see them), named by the path's hash. */
+  async function withFileLock<T>(path: string, critical: () => Promise<T>): Promise<T> {
+    return withObjectLock(backing, `locks/${tenant}/${workspaceId}/${await sha256Hex(path)}.lock`, critical)
+  }
+
   async function isFolder(path: string): Promise<boolean> {
     const page = await storage.list(`${keyOf(path)}/`, { limit: 1 })
     return page.objects.length > 0
@@ -152,30 +159,35 @@ export function createWorkspace(
     async writeFile(rawPath, bytes, maxBytes, options = {}) {
       const path = normalizeWorkspacePath(rawPath)
       if (bytes.byteLength > maxBytes) throw sizeExceeded(path, bytes.byteLength, maxBytes)
-      if (options.ifMatch !== undefined) {
-        // Narrows the lost-update window of read-modify-write; object stores offer no portable lock.
-        const current = await storage.head(keyOf(path))
-        if (current?.etag !== options.ifMatch) {
-          throw new ToolError('conflict', `${path} changed while it was being edited.`, {
-            hint: 'Read the file again and repeat the edit against its current content.',
-          })
+      // Under the file's lock, an edit's check that the file is still as it read it and its write are
+      // one step: a concurrent edit or write waits instead of slipping in between and being overwritten.
+      return withFileLock(path, async () => {
+        if (options.ifMatch !== undefined) {
+          const current = await storage.head(keyOf(path))
+          if (current?.etag !== options.ifMatch) {
+            throw new ToolError('conflict', `${path} changed while it was being edited.`, {
+              hint: 'Read the file again and repeat the edit against its current content.',
+            })
+          }
+        } else {
+          await assertWritable(path)
         }
-      } else {
-        await assertWritable(path)
-      }
-      const info = await storage.put(keyOf(path), bytes)
-      return { path, info }
+        const info = await storage.put(keyOf(path), bytes)
+        return { path, info }
+      })
     },
 
     async deleteFile(rawPath) {
       const path = normalizeWorkspacePath(rawPath)
-      const info = await storage.head(keyOf(path))
-      if (!info) {
-        if (await isFolder(path)) throw await missing(path)
-        return { path, deleted: false }
-      }
-      await storage.delete(keyOf(path))
-      return { path, deleted: true }
+      return withFileLock(path, async () => {
+        const info = await storage.head(keyOf(path))
+        if (!info) {
+          if (await isFolder(path)) throw await missing(path)
+          return { path, deleted: false }
+        }
+        await storage.delete(keyOf(path))
+        return { path, deleted: true }
+      })
     },
 
     async list(rawPath, options) {
