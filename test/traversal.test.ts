@@ -53,6 +53,10 @@ const rejected = [
   './',
   ' ',
   ' / ',
+  // Unpaired surrogates: UTF-8 storage would turn each into U+FFFD, so distinct paths would alias.
+  '\ud800',
+  'notes/\udbff.txt',
+  'x\udc00y.txt',
 ]
 
 /** Odd but legal names: they may succeed or fail, but only ever inside the workspace. */

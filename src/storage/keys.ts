@@ -12,6 +12,7 @@ function keyProblem(key: string, allowTrailingSlash: boolean): string | undefine
   if (typeof key !== 'string') return 'key is not a string'
   if (new TextEncoder().encode(key).byteLength > maxKeyBytes) return `key is longer than ${maxKeyBytes} bytes`
   if (controlCharacters.test(key)) return 'key contains a control character'
+  if (/\p{Cs}/u.test(key)) return 'key contains an unpaired surrogate'
   if (key.includes('\\')) return 'key contains a backslash'
   if (key.startsWith('/')) return 'key starts with /'
   const body = allowTrailingSlash && key.endsWith('/') ? key.slice(0, -1) : key

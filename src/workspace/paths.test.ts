@@ -26,10 +26,15 @@ describe('normalizeWorkspacePath', () => {
       '...',
       '',
       ' ',
+      '\ud800',
+      'a/\udbff.txt',
+      'x\udc00y',
     ]) {
       expect(() => normalizeWorkspacePath(path), JSON.stringify(path)).toThrow(/Invalid path/)
     }
     expect(() => normalizeWorkspacePath(42)).toThrow(/not a string/)
+    // Paired surrogates are ordinary characters.
+    expect(normalizeWorkspacePath('emoji 😀/𝄞.txt')).toBe('emoji 😀/𝄞.txt')
   })
 
   it('limits segment and total length in bytes', () => {

@@ -37,6 +37,9 @@ export function normalizeWorkspacePath(path: unknown, options: NormalizeOptions 
   const field = options.field ?? 'path'
   if (typeof path !== 'string') reject(String(path), 'it is not a string', field)
   if (forbiddenCharacters.test(path)) reject(path, 'it contains a control character', field)
+  // Storage names are UTF-8, where every unpaired surrogate becomes U+FFFD: "\ud800" and "\udbff" would
+  // both name the file "\ufffd".
+  if (/\p{Cs}/u.test(path)) reject(path, 'it contains an unpaired UTF-16 surrogate (not valid Unicode)', field)
   if (path.includes('\\')) reject(path, 'it contains a backslash', field)
   if (path.startsWith('/')) reject(path, 'it is absolute', field)
   if (path.startsWith('~')) reject(path, 'home-directory paths are not supported', field)
