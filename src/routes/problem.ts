@@ -2,7 +2,7 @@ import { z } from '@hono/zod-openapi'
 import type { Context } from 'hono'
 import { HTTPException } from 'hono/http-exception'
 import type { ZodError } from 'zod'
-import { type ErrorCode, errorCodes, isToolError, statusOf, ToolError, titleOf } from '../tools/errors'
+import { type ErrorCode, errorCodes, isToolError, nestingError, statusOf, ToolError, titleOf } from '../tools/errors'
 import type { Logger } from '../tools/tool'
 
 /** RFC 9457 problem details, with toolport's `code` and model-facing `hint` always present. */
@@ -102,6 +102,11 @@ function toToolError(error: unknown, context: Context, log: Logger): ToolError {
     return error
   }
   if (error instanceof HTTPException) return fromHttpException(error)
+  const tooDeep = nestingError(error)
+  if (tooDeep) {
+    log.warn('input nested too deeply', { cause: describeCause(error), request_id: context.get('requestId') })
+    return tooDeep
+  }
   log.error('unhandled error', { cause: describeCause(error), request_id: context.get('requestId') })
   return new ToolError('internal', 'An unexpected error occurred.')
 }

@@ -114,3 +114,15 @@ export function titleOf(code: ErrorCode): string {
 export function isToolError(error: unknown): error is ToolError {
   return error instanceof ToolError
 }
+
+/**
+ * A stack overflow is what input nested deeper than a parser or renderer recurses (Markdown quotes, JSON
+ * arrays, HTML elements) ends in: the caller's input is at fault, so it is a 413 with a hint, not a 500.
+ */
+export function nestingError(error: unknown): ToolError | undefined {
+  if (!(error instanceof RangeError) || !/maximum call stack size exceeded/i.test(error.message)) return undefined
+  return new ToolError('size_exceeded', 'The input nests too deeply to be processed.', {
+    hint: 'Flatten the deepest nesting (lists, quotes, brackets, elements) and send it again.',
+    cause: error,
+  })
+}

@@ -1,4 +1,5 @@
 import { Lexer, type Token, type Tokens } from 'marked'
+import { assertMarkdownNesting } from './markdown-limits'
 
 /**
  * Markdown as a small block model that every writer (Word, PowerPoint, Excel, pdf-lib) renders the
@@ -175,6 +176,7 @@ function blocksOf(tokens: Token[]): Block[] {
 }
 
 export function parseMarkdown(markdown: string): Block[] {
+  assertMarkdownNesting(markdown)
   return blocksOf(new Lexer({ gfm: true }).lex(markdown))
 }
 

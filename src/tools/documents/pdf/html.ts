@@ -1,4 +1,5 @@
 import { Marked, type Tokens } from 'marked'
+import { assertMarkdownNesting } from '../markdown-limits'
 
 /**
  * HTML for Chromium. Markdown goes through marked with raw HTML escaped (marked passes <script>
@@ -15,6 +16,7 @@ const safeLink = /^(https?:|mailto:|#)/i
 const safeImage = /^data:image\/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/=\s]+$/i
 
 export function markdownToHtml(markdown: string): string {
+  assertMarkdownNesting(markdown)
   const marked = new Marked({
     gfm: true,
     async: false,
