@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest'
 import { silentLogger } from '../log'
 import { createMemoryStorage } from '../storage/memory'
 import type { ObjectStore } from '../storage/store'
+import { ToolError } from '../tools/errors'
+import type { Logger } from '../tools/tool'
 import { createJobStore } from './job-store'
 import { createJobRunner, type JobSpec } from './runner'
 import type { JobRecord } from './types'
@@ -43,7 +45,12 @@ async function until(check: () => Promise<boolean>): Promise<void> {
   }
 }
 
-function runnerWith(storage: ObjectStore, execute: (signal: AbortSignal) => Promise<unknown>, heartbeatMs = 10_000) {
+function runnerWith(
+  storage: ObjectStore,
+  execute: (signal: AbortSignal) => Promise<unknown>,
+  heartbeatMs = 10_000,
+  log: Logger = silentLogger,
+) {
   const store = createJobStore(storage)
   const runner = createJobRunner({
     store,
@@ -53,7 +60,7 @@ function runnerWith(storage: ObjectStore, execute: (signal: AbortSignal) => Prom
     execute: (_job, signal) => execute(signal),
     describeError: (error) => ({ detail: String(error) }),
     onFinished: () => undefined,
-    log: silentLogger,
+    log,
     heartbeatMs,
   })
   return { store, runner }
@@ -113,6 +120,32 @@ describe('job state under concurrent writers', () => {
     expect((await storage.list('tenants/acme/jobs/')).objects.map((object) => object.key)).toEqual([
       `tenants/acme/jobs/${job.id}.json`,
     ])
+    runner.stop()
+  })
+
+  it('logs a job that failed for an unexpected reason, with its id, but not one refused for its input', async () => {
+    const errors: Array<{ message: string; fields: Record<string, unknown> | undefined }> = []
+    const log: Logger = { ...silentLogger, error: (message, fields) => errors.push({ message, fields }) }
+    const failures = [new TypeError('browser went away'), new ToolError('validation', 'bad input')]
+    const { store, runner } = runnerWith(
+      createMemoryStorage(),
+      async () => {
+        throw failures.shift()
+      },
+      10_000,
+      log,
+    )
+    const unexpected = await runner.submit(spec)
+    await until(async () => (await store.load('acme', unexpected.id))?.status === 'failed')
+    const refused = await runner.submit(spec)
+    await until(async () => (await store.load('acme', refused.id))?.status === 'failed')
+    expect((await store.load('acme', unexpected.id))?.error).toEqual({ detail: 'TypeError: browser went away' })
+    expect(errors).toHaveLength(1)
+    expect(errors[0]).toMatchObject({
+      message: 'job failed unexpectedly',
+      fields: { job: unexpected.id, tool: 'read_file' },
+    })
+    expect(JSON.stringify(errors[0]?.fields)).toContain('browser went away')
     runner.stop()
   })
 })

@@ -1,4 +1,4 @@
-import { isToolError, statusOf, ToolError, titleOf } from '../tools/errors'
+import { isToolError, nestingError, statusOf, ToolError, titleOf } from '../tools/errors'
 import type { Logger } from '../tools/tool'
 import type { JobStore } from './job-store'
 import { isFinished, type JobRecord } from './types'
@@ -76,6 +76,18 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
 
   /** Stores the outcome; resolves to the job as stored (the cancelled one if a cancel came first). */
   async function finish(job: JobRecord, outcome: { result?: unknown; error?: unknown }): Promise<JobRecord> {
+    if ('error' in outcome && isUnexpected(outcome.error)) {
+      // A synchronous call's 500 is logged by the error handler; a job's failure has no request to do it.
+      options.log.error('job failed unexpectedly', {
+        job: job.id,
+        tenant: job.tenant,
+        tool: job.tool,
+        cause:
+          outcome.error instanceof Error
+            ? { name: outcome.error.name, message: outcome.error.message, stack: outcome.error.stack }
+            : String(outcome.error),
+      })
+    }
     const finished: JobRecord = {
       ...job,
       finished_at: now(),
@@ -357,9 +369,17 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
   }
 }
 
+/** Failures a caller's input or a known outage explains are not logged as errors; the rest are. */
+function isUnexpected(error: unknown): boolean {
+  if (isToolError(error)) return error.code === 'internal'
+  return nestingError(error) === undefined
+}
+
 /** The problem document stored with a failed job: the same members an HTTP error carries. */
 export function errorToProblem(error: unknown): Record<string, unknown> {
-  const known = isToolError(error) ? error : new ToolError('internal', 'An unexpected error occurred.')
+  const known = isToolError(error)
+    ? error
+    : (nestingError(error) ?? new ToolError('internal', 'An unexpected error occurred.'))
   return {
     type: `urn:toolport:problem:${known.code}`,
     title: titleOf(known.code),
