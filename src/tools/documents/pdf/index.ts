@@ -52,6 +52,23 @@ const input = z.object({
 
 type Input = z.output<typeof input>
 
+// Margins that leave less than this (in mm) across or down the page leave no room for a line of text:
+// the renderers then set one character per page and hit the page limit instead of saying why.
+const minPrintableMm = 30
+
+function assertPrintableArea(request: Input): void {
+  const [short, long] = paper[request.page_size]
+  const landscape = request.orientation === 'landscape'
+  const widthMm = (landscape ? long : short) / millimetre
+  const heightMm = (landscape ? short : long) / millimetre
+  const { top, right, bottom, left } = request.margins
+  if (widthMm - left - right >= minPrintableMm && heightMm - top - bottom >= minPrintableMm) return
+  throw new ToolError('validation', `The margins leave less than ${minPrintableMm} mm of the page to print on.`, {
+    hint: `${request.page_size} ${request.orientation} is ${Math.round(widthMm)} × ${Math.round(heightMm)} mm: keep left + right under ${Math.floor(widthMm - minPrintableMm)} and top + bottom under ${Math.floor(heightMm - minPrintableMm)}.`,
+    details: { field: 'margins' },
+  })
+}
+
 function textOptions(request: Input): TextPdfOptions {
   const [short, long] = paper[request.page_size]
   const landscape = request.orientation === 'landscape'
@@ -162,6 +179,7 @@ export const pdfGeneration = defineTool({
     renderer: z.enum(['chromium', 'pdf-lib']).describe('chromium for html (and markdown when a browser is available).'),
   }),
   async run(request, context) {
+    assertPrintableArea(request)
     const { bytes, pages, renderer } = await render(request, context)
     const file = await saveOutputFile(context, {
       outputPath: request.output_path,
