@@ -127,6 +127,12 @@ describe('MCP over Streamable HTTP', () => {
     const list = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' })
     expect((await post({ origin: 'https://evil.example' }, list)).status).toBe(403)
     expect((await post({ origin: 'http://localhost:5173' }, list)).status).toBe(200)
+    // Transport-level refusals keep their HTTP status, with the JSON-RPC error as the body.
+    const garbled = await post({}, '{"jsonrpc": "2.0", "id": 1, "method"')
+    expect(garbled.status).toBe(400)
+    expect(await garbled.json()).toMatchObject({ jsonrpc: '2.0', error: { code: -32700 } })
+    expect((await post({ accept: 'text/html' }, list)).status).toBe(406)
+    expect((await post({ 'content-type': 'text/plain' }, list)).status).toBe(415)
     const huge = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: { pad: 'x'.repeat(70_000) } })
     const tooBig = await post({}, huge)
     expect(tooBig.status).toBe(413)

@@ -52,8 +52,11 @@ export async function answerMcp(
   try {
     return await transport.handleRequest(context)
   } catch (error) {
-    // The transport reports JSON-RPC errors as HTTP exceptions carrying the JSON-RPC answer.
-    if (error instanceof HTTPException && error.res) return error.res
+    // The transport reports JSON-RPC errors as HTTP exceptions carrying the JSON-RPC answer, in a response
+    // made without a status (200): the exception's status (400, 406, 415) is the one to send.
+    if (error instanceof HTTPException && error.res) {
+      return new Response(error.res.body, { status: error.status, headers: error.res.headers })
+    }
     throw error
   } finally {
     await server.close()
