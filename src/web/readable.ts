@@ -1,6 +1,7 @@
 import { Readability } from '@mozilla/readability'
 import { parseHTML } from 'linkedom'
 import TurndownService from 'turndown'
+import { MAX_HTML_NESTING, nestingExceeds, plainTextOf } from './html-scan'
 
 export interface ReadablePage {
   title: string
@@ -10,6 +11,8 @@ export interface ReadablePage {
   html: string
   text: string
   markdown: string
+  /** Set when the page could not go through Readability: one sentence saying what the caller got instead. */
+  note?: string
 }
 
 function absolutize(html: string, baseUrl: string): string {
@@ -45,11 +48,39 @@ function removeFurniture(document: ReturnType<typeof parseHTML>['document']): vo
   }
 }
 
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"]/g, (character) => `&${{ '&': 'amp', '<': 'lt', '>': 'gt', '"': 'quot' }[character]};`)
+}
+
+/**
+ * A page nested too deeply for Readability, linkedom and turndown (they recurse per level, and take
+ * depth times size): all its text, read in one pass over the markup, as text, markdown and paragraphs.
+ */
+function plainPage(html: string): ReadablePage {
+  const { title, text } = plainTextOf(html)
+  return {
+    title,
+    byline: undefined,
+    siteName: undefined,
+    html: text
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => `<p>${escapeHtml(line)}</p>`)
+      .join('\n'),
+    text,
+    markdown: text,
+    note: `The page nests its elements more than ${MAX_HTML_NESTING} levels deep, too deep to find its main text: this is all of its text, without links or formatting.`,
+  }
+}
+
 /**
  * The readable main text of a page, as Firefox's Reader View finds it (Mozilla Readability); pages
- * it cannot make sense of fall back to their whole body without scripts, styles and navigation.
+ * it cannot make sense of fall back to their whole body without scripts, styles and navigation, and
+ * pages nested deeper than MAX_HTML_NESTING to all their text, found without building a tree.
  */
 export function extractReadable(html: string, baseUrl: string): ReadablePage {
+  // Measured before anything builds or walks a tree: that work recurses, or grows with depth, per level.
+  if (nestingExceeds(html)) return plainPage(html)
   const { document } = parseHTML(html)
   const fallbackTitle = (document.querySelector('title')?.textContent ?? '').trim()
   removeFurniture(document)

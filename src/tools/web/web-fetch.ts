@@ -52,8 +52,7 @@ export const webFetch = defineTool({
       const client = requireHttp(http)
       await client.check(input.url)
       const rendered = await browser.renderPage(input.url, (url) => client.check(url), signal)
-      const { extractReadable } = await import('../../web/readable')
-      return shape(input, extractReadable(rendered.html, rendered.finalUrl), rendered.finalUrl, 200, false)
+      return shape(input, await readPage(rendered.html, rendered.finalUrl), rendered.finalUrl, 200, false)
     }
     const response = await requireHttp(http).request({
       url: input.url,
@@ -75,11 +74,30 @@ export const webFetch = defineTool({
       )
     }
     const isHtml = htmlTypes.has(parseContentType(contentType).mediaType) || /^\s*<(!doctype html|html)/i.test(body)
-    // Readability, linkedom and turndown load on the first HTML page, not at every start.
-    const page = isHtml ? (await import('../../web/readable')).extractReadable(body, response.finalUrl) : { raw: body }
+    const page = isHtml ? await readPage(body, response.finalUrl) : { raw: body }
     return shape(input, page, response.finalUrl, response.status, response.truncated)
   },
 })
+
+/**
+ * The readable text of an HTML page. Pages too deeply nested for Readability are read as plain text
+ * before it runs; should a stack overflow (or a string too long) still escape, the caller gets a 413
+ * naming the page instead of an internal error.
+ */
+async function readPage(html: string, url: string): Promise<ReadablePage> {
+  // Readability, linkedom and turndown load on the first HTML page, not at every start.
+  const { extractReadable } = await import('../../web/readable')
+  try {
+    return extractReadable(html, url)
+  } catch (error) {
+    if (!(error instanceof RangeError)) throw error
+    throw new ToolError('size_exceeded', `${url} is too large or too deeply nested to extract its text.`, {
+      hint: 'Use http_fetch to read the page as it is.',
+      details: { field: 'url' },
+      cause: error,
+    })
+  }
+}
 
 type Input = { url: string; format: 'markdown' | 'text' | 'html'; max_chars: number }
 
@@ -95,6 +113,10 @@ function shape(input: Input, page: ReadablePage | { raw: string }, finalUrl: str
     : (page as { raw: string }).raw
   const cut = cutToJsonBudget(content, input.max_chars)
   const truncated = cut.length < content.length || bodyCut
+  const hints = [
+    readable?.note,
+    truncated ? `The content was cut at ${input.max_chars} characters; raise max_chars (up to 90,000) for more.` : '',
+  ].filter(Boolean)
   return {
     url: input.url,
     final_url: finalUrl,
@@ -106,8 +128,6 @@ function shape(input: Input, page: ReadablePage | { raw: string }, finalUrl: str
     content: cut,
     length: content.length,
     truncated,
-    ...(truncated
-      ? { hint: `The content was cut at ${input.max_chars} characters; raise max_chars (up to 90,000) for more.` }
-      : {}),
+    ...(hints.length > 0 ? { hint: hints.join(' ') } : {}),
   }
 }

@@ -1,0 +1,343 @@
+// htmlparser2 is the parser linkedom builds its documents with, installed as linkedom's dependency (not
+// listed in package.json itself): its tokenizer sees exactly the tags and text linkedom's tree is made of.
+// Its Parser is not used here: it keeps its stacks in arrays it shifts at the front, quadratic in depth.
+import { Tokenizer, type TokenizerCallbacks } from 'htmlparser2'
+
+/**
+ * The deepest element nesting a page may have for Readability, linkedom's tree operations and turndown.
+ * They recurse once per level, and their work grows with depth times size (htmlparser2's own stack is an
+ * array shifted at its front): an 11 KB page nested 1,000 levels deep kept the event loop busy for 8 s,
+ * and one nested 100,000 levels deep overflowed the stack. Real pages stay well under 100 levels
+ * (Chromium's parser stops nesting at 512), so 256 turns away no real page while bounding the recursion
+ * and the extra work per byte that depth brings.
+ */
+export const MAX_HTML_NESTING = 256
+
+const noop = () => {}
+const quiet: TokenizerCallbacks = {
+  onattribdata: noop,
+  onattribentity: noop,
+  onattribend: noop,
+  onattribname: noop,
+  oncdata: noop,
+  onclosetag: noop,
+  oncomment: noop,
+  ondeclaration: noop,
+  onend: noop,
+  onopentagend: noop,
+  onopentagname: noop,
+  onprocessinginstruction: noop,
+  onselfclosingtag: noop,
+  ontext: noop,
+  ontextentity: noop,
+}
+
+function tokenize(callbacks: Partial<TokenizerCallbacks>): Tokenizer {
+  // The options linkedom's parser gives htmlparser2 for HTML.
+  return new Tokenizer({ xmlMode: false, decodeEntities: true }, { ...quiet, ...callbacks })
+}
+
+// The tree rules of htmlparser2's Parser (10.x), which linkedom follows: which open tags close which open
+// elements, which elements never have children, and where `<x/>` closes itself (in svg and math only).
+const pTag = ['p']
+const formTags = ['input', 'option', 'optgroup', 'select', 'button', 'datalist', 'textarea']
+const openImpliesClose = new Map<string, ReadonlySet<string>>(
+  (
+    [
+      ['tr', ['tr', 'th', 'td']],
+      ['th', ['th']],
+      ['td', ['thead', 'th', 'td']],
+      ['body', ['head', 'link', 'script']],
+      ['li', ['li']],
+      ['select', formTags],
+      ['input', formTags],
+      ['output', formTags],
+      ['button', formTags],
+      ['datalist', formTags],
+      ['textarea', formTags],
+      ['option', ['option']],
+      ['optgroup', ['optgroup', 'option']],
+      ['dd', ['dd', 'dt']],
+      ['dt', ['dd', 'dt']],
+      ['rt', ['rt', 'rp']],
+      ['rp', ['rt', 'rp']],
+      ['tbody', ['thead', 'tbody']],
+      ['tfoot', ['thead', 'tbody']],
+      ...[
+        'p',
+        'h1',
+        'h2',
+        'h3',
+        'h4',
+        'h5',
+        'h6',
+        'address',
+        'article',
+        'aside',
+        'blockquote',
+        'details',
+        'div',
+        'dl',
+        'fieldset',
+        'figcaption',
+        'figure',
+        'footer',
+        'form',
+        'header',
+        'hr',
+        'main',
+        'nav',
+        'ol',
+        'pre',
+        'section',
+        'table',
+        'ul',
+      ].map((name) => [name, pTag] as const),
+    ] as Array<readonly [string, string[]]>
+  ).map(([name, closes]) => [name, new Set(closes)]),
+)
+const voidElements = new Set([
+  'area',
+  'base',
+  'basefont',
+  'br',
+  'col',
+  'command',
+  'embed',
+  'frame',
+  'hr',
+  'img',
+  'input',
+  'isindex',
+  'keygen',
+  'link',
+  'meta',
+  'param',
+  'source',
+  'track',
+  'wbr',
+])
+const foreignElements = new Set(['math', 'svg'])
+const integrationElements = new Set([
+  'mi',
+  'mo',
+  'mn',
+  'ms',
+  'mtext',
+  'annotation-xml',
+  'foreignobject',
+  'desc',
+  'title',
+])
+
+/**
+ * Whether the tree linkedom would build from `html` is nested more than `limit` levels deep, found in one
+ * pass over the markup with no recursion. It replays htmlparser2's Parser on a stack of its own, and stops
+ * as soon as the limit is passed, so the stack never holds more than `limit + 1` names, and every name is
+ * pushed and popped once: the pass is linear in the page's length however deep the page is.
+ *
+ * The Parser also keeps a stack of svg/math contexts that an implied close does not pop: a page repeating
+ * `<div><svg></div>` grows it without any depth, and the Parser's shift/unshift on it then make parsing
+ * quadratic. That stack counts as nesting here too.
+ */
+export function nestingExceeds(html: string, limit: number = MAX_HTML_NESTING): boolean {
+  // Top of each stack at the end (the Parser keeps its tops at index 0).
+  const stack: string[] = []
+  // How often each name is on the stack: a close tag of nothing open costs no search.
+  const open = new Map<string, number>()
+  const pop = () => {
+    const name = stack.pop() as string
+    open.set(name, (open.get(name) ?? 1) - 1)
+  }
+  const foreign: boolean[] = [false]
+  let tagname = ''
+  let exceeded = false
+  const tokenizer = tokenize({
+    onopentagname(start, end) {
+      openTag(html.slice(start, end).toLowerCase())
+    },
+    onopentagend() {
+      tagname = ''
+    },
+    onselfclosingtag() {
+      // In svg or math `<x/>` is closed at once; in HTML the slash means nothing.
+      if (foreign[foreign.length - 1] && stack[stack.length - 1] === tagname) pop()
+      tagname = ''
+    },
+    onclosetag(start, end) {
+      const name = html.slice(start, end).toLowerCase()
+      if (foreignElements.has(name) || integrationElements.has(name)) foreign.pop()
+      if (voidElements.has(name)) {
+        // A </br> is read as <br>.
+        if (name === 'br') openTag('br')
+        tagname = ''
+        return
+      }
+      if ((open.get(name) ?? 0) > 0) {
+        // Closes every element opened after it; each name is popped once, so this stays linear.
+        while (stack[stack.length - 1] !== name) pop()
+        pop()
+      } else if (name === 'p') {
+        // A stray </p> is an empty <p></p>, which may close what <p> closes.
+        openTag('p')
+        if (stack[stack.length - 1] === 'p') pop()
+        tagname = ''
+      }
+    },
+  })
+
+  function openTag(name: string): void {
+    tagname = name
+    const closes = openImpliesClose.get(name)
+    if (closes) while (stack.length > 0 && closes.has(stack[stack.length - 1] as string)) pop()
+    // A void element is a level of the tree too, though it never holds another.
+    const depth = stack.length + 1
+    if (!voidElements.has(name)) {
+      stack.push(name)
+      open.set(name, (open.get(name) ?? 0) + 1)
+      if (foreignElements.has(name)) foreign.push(true)
+      else if (integrationElements.has(name)) foreign.push(false)
+    }
+    if (depth > limit || foreign.length > limit + 1) {
+      exceeded = true
+      tokenizer.pause()
+    }
+  }
+
+  tokenizer.write(html)
+  return exceeded
+}
+
+// Elements whose text is no reading matter.
+const skippedElements = new Set(['script', 'style', 'noscript', 'template'])
+// Elements that start a paragraph (a blank line) or a line of their own.
+const paragraphElements = new Set([
+  'p',
+  'h1',
+  'h2',
+  'h3',
+  'h4',
+  'h5',
+  'h6',
+  'blockquote',
+  'pre',
+  'ul',
+  'ol',
+  'dl',
+  'table',
+  'figure',
+  'hr',
+])
+const lineElements = new Set([
+  'address',
+  'article',
+  'aside',
+  'body',
+  'br',
+  'caption',
+  'dd',
+  'details',
+  'dialog',
+  'div',
+  'dt',
+  'fieldset',
+  'figcaption',
+  'footer',
+  'form',
+  'header',
+  'hgroup',
+  'legend',
+  'li',
+  'main',
+  'nav',
+  'option',
+  'section',
+  'summary',
+  'tbody',
+  'tfoot',
+  'thead',
+  'tr',
+])
+const cellElements = new Set(['td', 'th'])
+
+export interface PlainPage {
+  title: string
+  text: string
+}
+
+/**
+ * All the text of a page in document order, without building a tree: text of script, style, noscript and
+ * template elements left out, whitespace collapsed, block elements on lines of their own and paragraphs
+ * apart by a blank line. One pass over the markup, linear in its length at any depth.
+ */
+export function plainTextOf(html: string): PlainPage {
+  const skipped = new Map<string, number>()
+  let skipping = 0
+  let inTitle = false
+  let titleDone = false
+  let title = ''
+  const parts: string[] = []
+  let breaks = 0
+  let space = false
+
+  function text(value: string): void {
+    if (skipping > 0) return
+    if (inTitle) {
+      if (!titleDone) title += value
+      return
+    }
+    let body = value.replace(/[\t\n\f\r ]+/g, ' ')
+    if (body.startsWith(' ')) {
+      space = true
+      body = body.slice(1)
+    }
+    if (body === '') return
+    const trailing = body.endsWith(' ')
+    if (trailing) body = body.slice(0, -1)
+    if (parts.length > 0) {
+      if (breaks > 0) parts.push(breaks > 1 ? '\n\n' : '\n')
+      else if (space) parts.push(' ')
+    }
+    parts.push(body)
+    breaks = 0
+    space = trailing
+  }
+
+  function boundary(name: string): void {
+    if (paragraphElements.has(name)) breaks = 2
+    else if (lineElements.has(name)) breaks = Math.max(breaks, 1)
+    else if (cellElements.has(name)) space = true
+  }
+
+  const tokenizer = tokenize({
+    onopentagname(start, end) {
+      const name = html.slice(start, end).toLowerCase()
+      if (skippedElements.has(name)) {
+        skipped.set(name, (skipped.get(name) ?? 0) + 1)
+        skipping++
+      } else if (name === 'title' && !titleDone) inTitle = true
+      boundary(name)
+    },
+    onclosetag(start, end) {
+      const name = html.slice(start, end).toLowerCase()
+      const open = skipped.get(name) ?? 0
+      if (open > 0) {
+        skipped.set(name, open - 1)
+        skipping--
+      } else if (name === 'title' && inTitle) {
+        inTitle = false
+        titleDone = true
+      }
+      boundary(name)
+    },
+    ontext(start, end) {
+      text(html.slice(start, end))
+    },
+    ontextentity(codepoint) {
+      text(codepoint <= 0x10ffff ? String.fromCodePoint(codepoint) : '\ufffd')
+    },
+  })
+  tokenizer.write(html)
+  tokenizer.end()
+  return { title: title.replace(/\s+/g, ' ').trim(), text: parts.join('') }
+}
