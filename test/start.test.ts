@@ -1,5 +1,6 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
+import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
@@ -20,6 +21,21 @@ function startService(env: Record<string, string>): {
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   return { child, ...watchListening(child) }
+}
+
+/** Sends raw bytes and collects everything the server writes back until it closes the connection. */
+function rawExchange(url: string, request: string): Promise<string> {
+  const { hostname, port } = new URL(url)
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => socket.end(request))
+    let answer = ''
+    socket.setEncoding('utf8')
+    socket.on('data', (chunk) => {
+      answer += chunk
+    })
+    socket.on('close', () => resolve(answer))
+    socket.on('error', reject)
+  })
 }
 
 function exitCode(child: ChildProcess): Promise<number | null> {
@@ -56,6 +72,17 @@ describe('the built Node service (what npm start runs)', () => {
     expect((await asset.text()).length).toBeGreaterThan(100_000)
     expect((await fetch(`${url}/docs/assets/swagger-ui.css`)).status).toBe(200)
     expect((await fetch(`${url}/docs/assets/package.json`)).status).toBe(404)
+    // Requests Node itself refuses before the app sees them still get a problem document.
+    const oversized = await rawExchange(url, `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`)
+    expect(oversized).toMatch(/^HTTP\/1\.1 431 /)
+    expect(oversized).toContain('Content-Type: application/problem+json')
+    expect(JSON.parse(oversized.slice(oversized.indexOf('\r\n\r\n') + 4))).toMatchObject({
+      status: 431,
+      code: 'size_exceeded',
+    })
+    const garbled = await rawExchange(url, 'NOT HTTP AT ALL\r\n\r\n')
+    expect(garbled).toMatch(/^HTTP\/1\.1 400 /)
+    expect(JSON.parse(garbled.slice(garbled.indexOf('\r\n\r\n') + 4))).toMatchObject({ code: 'validation' })
     service.child.kill('SIGTERM')
     expect(await exitCode(service.child)).toBe(0)
   })

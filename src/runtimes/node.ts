@@ -1,4 +1,5 @@
 import { serve } from '@hono/node-server'
+import { answerClientErrors } from './client-errors'
 import { startNodeService } from './node-service'
 
 // The Node entry point: build real dependencies from the environment, then serve until a signal.
@@ -12,6 +13,7 @@ const server = serve({ fetch: service.app.fetch, port: service.config.port, host
     url: `http://${info.family === 'IPv6' ? `[${info.address}]` : info.address}:${info.port}`,
   })
 })
+answerClientErrors(server)
 
 // SIGTERM (a deploy, a scale-in): stop accepting, answer 503 on open connections, let calls in
 // flight finish within the grace period, then exit 0 so the orchestrator sees a clean stop.
