@@ -46,6 +46,7 @@ beforeAll(async () => {
         `${'<div>'.repeat(MAX_HTML_NESTING + 1)}<p>innermost <i>words</i></p>${'</div>'.repeat(MAX_HTML_NESTING + 1)}` +
         `<p>A &lt;tag&gt; in "text"</p></body></html>`,
     ),
+    '/fragment': html(nested(5)),
     // Nests svg contexts without depth: each </div> closes its <svg> implicitly.
     '/svg-contexts': html(`<p>${words}</p>${'<div><svg></div>'.repeat(100_000)}`),
     '/within-limit': html(
@@ -67,6 +68,13 @@ afterAll(async () => {
 })
 
 describe('web_fetch of deeply nested pages', () => {
+  it('reads a bare fragment without <html> or <body>, as browsers do', async () => {
+    const result = await server.call('web_fetch', { url: `${web.url}/fragment` })
+    expect(result.status).toBe(200)
+    expect(result.body.content).toContain(words.trim())
+    expect(result.body.hint ?? '').not.toContain(fallbackNote)
+  })
+
   it('returns the text of a page nested 100,000 levels deep, and says it is plain text', async () => {
     const result = await server.call('web_fetch', { url: `${web.url}/deep` })
     expect(result.status).toBe(200)

@@ -81,13 +81,16 @@ function plainPage(html: string): ReadablePage {
 export function extractReadable(html: string, baseUrl: string): ReadablePage {
   // Measured before anything builds or walks a tree: that work recurses, or grows with depth, per level.
   if (nestingExceeds(html)) return plainPage(html)
-  const { document } = parseHTML(html)
+  // linkedom builds no <body> for a bare fragment (browsers imply one): Readability and the fallback
+  // below would then find nothing.
+  const page = /<body[\s>]/i.test(html) ? html : `<!doctype html><html><body>${html}</body></html>`
+  const { document } = parseHTML(page)
   const fallbackTitle = (document.querySelector('title')?.textContent ?? '').trim()
   removeFurniture(document)
   const article = new Readability(document as unknown as Document, { charThreshold: 200 }).parse()
   let content = article?.content ?? ''
   if (!content) {
-    const { document: whole } = parseHTML(html)
+    const { document: whole } = parseHTML(page)
     for (const element of whole.querySelectorAll('script, style, noscript, nav, header, footer, iframe, form'))
       element.remove()
     content = whole.body?.innerHTML ?? ''
