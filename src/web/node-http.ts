@@ -72,7 +72,7 @@ async function pin(url: URL, options: NodeHttpOptions): Promise<PinnedTarget> {
   // Every answer must be public: a name that also points inward is refused, not raced.
   for (const answer of allowed ? [] : answers) {
     const problem = addressProblem(answer.address)
-    if (problem) throw refused(url.host, `it resolves to ${problem}`)
+    if (problem) throw refused(url.host, `its address ${problem}`)
   }
   const first = answers[0] as { address: string; family: number }
   return { address: first.address, family: first.family === 6 ? 6 : 4 }

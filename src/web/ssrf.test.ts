@@ -9,7 +9,8 @@ describe('addressProblem', () => {
   })
 
   it('names the class of every refused address', () => {
-    expect(addressProblem('127.0.0.1')).toMatch(/loopback/)
+    expect(addressProblem('127.0.0.1')).toBe('127.0.0.1 is a loopback address')
+    expect(addressProblem('::ffff:7f00:1')).toBe('::ffff:7f00:1 is an IPv4-mapped (ipv4Mapped) address')
     expect(addressProblem('10.1.2.3')).toMatch(/private/)
     expect(addressProblem('169.254.169.254')).toMatch(/linkLocal/)
     expect(addressProblem('100.64.1.1')).toMatch(/carrierGradeNat/)

@@ -31,6 +31,24 @@ export function refused(target: string, reason: string): ToolError {
   })
 }
 
+// ipaddr.js range ids, as a sentence names them (with their article).
+const rangeNames: Record<string, string> = {
+  loopback: 'a loopback',
+  private: 'a private',
+  linkLocal: 'a link-local (linkLocal)',
+  carrierGradeNat: 'a carrier-grade NAT (carrierGradeNat)',
+  ipv4Mapped: 'an IPv4-mapped (ipv4Mapped)',
+  rfc6052: 'a NAT64 (rfc6052)',
+  rfc6145: 'an IPv4-translated (rfc6145)',
+  '6to4': 'a 6to4',
+  teredo: 'a Teredo',
+  uniqueLocal: 'a unique-local',
+  unspecified: 'an unspecified',
+  multicast: 'a multicast',
+  broadcast: 'a broadcast',
+  reserved: 'a reserved',
+}
+
 /** Why an address may not be contacted, or undefined when it is public. */
 export function addressProblem(address: string): string | undefined {
   let parsed: ipaddr.IPv4 | ipaddr.IPv6
@@ -40,7 +58,7 @@ export function addressProblem(address: string): string | undefined {
     return 'not an IP address'
   }
   const range = parsed.range()
-  if (range !== 'unicast') return `${address} is a ${range} address`
+  if (range !== 'unicast') return `${address} is ${rangeNames[range] ?? `a ${range}`} address`
   for (const [network, bits] of extraBlocked) {
     if (parsed.kind() === network.kind() && parsed.match(network, bits))
       return `${address} is in a special-purpose range`
