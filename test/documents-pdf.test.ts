@@ -210,6 +210,22 @@ describe('pdf_generation with hostile HTML', () => {
     if (markdownText !== undefined) expect(markdownText).toContain("<script>document.write('JS-RAN')</script>")
   })
 
+  it.each(['0;url=https://1.1.1.1/', '1;url=https://1.1.1.1/', '0'])(
+    'keeps the given content when the HTML has a meta refresh (content="%s")',
+    async (refresh) => {
+      const { bytes } = await makeAndDownload(server, 'pdf_generation', {
+        content: `<meta http-equiv="refresh" content="${refresh}"><h1>Kept heading</h1><p>Kept paragraph.</p>`,
+        content_type: 'html',
+      })
+      expect(await pageCount(bytes)).toBe(1)
+      const text = pdfText(bytes)
+      if (text !== undefined) {
+        expect(text).toContain('Kept heading')
+        expect(text).toContain('Kept paragraph.')
+      }
+    },
+  )
+
   it.runIf(hasPoppler)('is checked with poppler on this machine', () => {
     expect(hasPoppler).toBe(true)
   })

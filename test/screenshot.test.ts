@@ -1,4 +1,7 @@
+import { execFileSync } from 'node:child_process'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createChromiumBrowser } from '../src/browser/chromium'
+import { silentLogger } from '../src/log'
 import { type LocalWeb, startLocalWeb } from './support/local-web'
 import { startTestServer, type TestServer } from './support/server'
 
@@ -94,6 +97,81 @@ describe('screenshot', () => {
     expect((await server.call('screenshot', { url: site.url, html: '<p>' })).status).toBe(400)
     expect((await server.call('screenshot', { html: '<p>', width: 99999 })).body.field).toBe('width')
     expect(forbidden.hits).toEqual([])
+  })
+})
+
+describe('screenshot of HTML with a meta refresh', () => {
+  async function shot(html: string): Promise<Buffer> {
+    const result = await server.call('screenshot', { html, width: 320, height: 120 })
+    expect(result.status, JSON.stringify(result.body)).toBe(200)
+    return Buffer.from(await download(result.body.files[0].url))
+  }
+
+  it.each(['0;url=https://1.1.1.1/', '1;url=https://1.1.1.1/', '0'])(
+    'shows the given content, not a blank or replaced page (content="%s")',
+    async (refresh) => {
+      const content = '<p style="font-size:40px;margin:10px">Hello there</p>'
+      const withRefresh = await shot(`<meta http-equiv="refresh" content="${refresh}">${content}`)
+      const plain = await shot(content)
+      expect(plain.equals(await shot(''))).toBe(false)
+      expect(withRefresh.equals(plain)).toBe(true)
+    },
+  )
+})
+
+/** The Chromium processes this test process started (its direct children). */
+function chromiumChildren(): number[] {
+  try {
+    return execFileSync('pgrep', ['-P', String(process.pid)])
+      .toString()
+      .split('\n')
+      .filter(Boolean)
+      .map(Number)
+      .filter((pid) => /chrom/i.test(execFileSync('ps', ['-o', 'comm=', '-p', String(pid)]).toString()))
+  } catch {
+    return []
+  }
+}
+
+describe('screenshot and pdf_generation when the browser is killed while calls wait for a page', () => {
+  it('answer 200, 503 or 504, never 500, and the next calls work', { timeout: 120_000 }, async () => {
+    const browser = createChromiumBrowser({ pages: 2, log: silentLogger })
+    const killable = await startTestServer(
+      { TOOLPORT_FETCH_ALLOW_HOSTS: `127.0.0.1:${site.port}` },
+      { services: { browser } },
+    )
+    try {
+      const before = new Set(chromiumChildren())
+      const warm = await killable.call('pdf_generation', { content: '<p>warm</p>', content_type: 'html' })
+      expect(warm.status, JSON.stringify(warm.body)).toBe(200)
+      const [pid, ...others] = chromiumChildren().filter((child) => !before.has(child))
+      expect(pid).toBeDefined()
+      expect(others).toEqual([])
+      process.kill(pid as number, 'SIGSTOP')
+      const calls = [
+        ...[1, 2, 3].map((n) => killable.call('pdf_generation', { content: `<p>${n}</p>`, content_type: 'html' })),
+        killable.call('screenshot', { html: '<p>4</p>', width: 200, height: 100 }),
+        killable.call('screenshot', { url: `${site.url}/`, width: 200, height: 100 }),
+      ]
+      // Both pages of the pool are taken (one reused, one being created) and two calls wait for one.
+      while (browser.status().active < 2 || browser.status().queued < 2) {
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+      process.kill(pid as number, 'SIGKILL')
+      const results = await Promise.all(calls)
+      for (const result of results) {
+        expect([200, 503, 504], JSON.stringify(result.body)).toContain(result.status)
+        if (result.status === 503) expect(result.headers.get('retry-after')).toBeTruthy()
+      }
+      expect(results.filter((result) => result.status === 503).length).toBeGreaterThanOrEqual(2)
+      const pdf = await killable.call('pdf_generation', { content: '<p>after</p>', content_type: 'html' })
+      expect(pdf.status, JSON.stringify(pdf.body)).toBe(200)
+      const image = await killable.call('screenshot', { html: '<p>after</p>', width: 200, height: 100 })
+      expect(image.status, JSON.stringify(image.body)).toBe(200)
+    } finally {
+      await killable.stop()
+      await browser.close()
+    }
   })
 })
 

@@ -4,7 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { silentLogger } from '../log'
 import { createChromiumBrowser } from './chromium'
 import { chromiumArgs } from './extract'
-import type { PdfRenderOptions } from './types'
+import type { BrowserService, PdfRenderOptions } from './types'
 
 const options: PdfRenderOptions = {
   format: 'A4',
@@ -72,7 +72,8 @@ describe('shared Chromium', () => {
   })
 
   it('times out a render that never finishes loading, and keeps working', { timeout: 60_000 }, async () => {
-    const quick = createChromiumBrowser({ pages: 1, log: silentLogger, renderTimeoutMs: 1_000 })
+    // The deadline also covers creating the next call's page, which is slow beside a busy renderer.
+    const quick = createChromiumBrowser({ pages: 1, log: silentLogger, renderTimeoutMs: 5_000 })
     try {
       // A huge document forces layout well past the timeout.
       const huge = `<table>${'<tr><td>x</td><td>y</td></tr>'.repeat(400_000)}</table>`
@@ -81,6 +82,94 @@ describe('shared Chromium', () => {
       expect(bytes.byteLength).toBeGreaterThan(0)
     } finally {
       await quick.close()
+    }
+  })
+})
+
+/** The one Chromium process `launch` started: the child of this process that was not there before. */
+async function launchedChromium(launch: () => Promise<unknown>): Promise<number> {
+  const before = new Set(chromiumChildren())
+  await launch()
+  const started = chromiumChildren().filter((pid) => !before.has(pid))
+  expect(started).toHaveLength(1)
+  return started[0] as number
+}
+
+async function settledCodes(calls: Array<Promise<unknown>>): Promise<string[]> {
+  return (await Promise.allSettled(calls)).map((result) =>
+    result.status === 'fulfilled' ? 'ok' : `${result.reason?.name}:${result.reason?.code}`,
+  )
+}
+
+/** Waits, without a deadline of its own (the test's timeout bounds it), until the browser went away. */
+async function untilRelaunchNeeded(browser: BrowserService): Promise<void> {
+  while (browser.status().status !== 'idle') await new Promise((resolve) => setTimeout(resolve, 100))
+}
+
+describe('a Chromium that stops answering', () => {
+  it('ends calls waiting for a new page at the deadline, then restarts the browser', { timeout: 60_000 }, async () => {
+    const quick = createChromiumBrowser({ pages: 1, log: silentLogger, renderTimeoutMs: 5_000 })
+    let pid: number | undefined
+    try {
+      // Warmed through a page of its own, so the pool has no idle page: every call must create one.
+      pid = await launchedChromium(() => quick.renderPage('data:text/html,<p>warm</p>', async () => {}))
+      process.kill(pid, 'SIGSTOP')
+      const codes = await settledCodes([
+        quick.renderPdf('<p>while stopped</p>', options),
+        quick.screenshot(
+          { url: 'http://1.1.1.1/', checkRequest: async () => {} },
+          { width: 200, height: 100, fullPage: false, format: 'png' },
+        ),
+        quick.renderPage('data:text/html,<p>x</p>', async () => {}),
+      ])
+      expect(codes).toEqual(['ToolError:timeout', 'ToolError:timeout', 'ToolError:timeout'])
+      // The pages never arrived: the stuck browser is killed, and the next call launches a new one.
+      await untilRelaunchNeeded(quick)
+      const bytes = await quick.renderPdf('<p>after the restart</p>', options)
+      expect((await PDFDocument.load(bytes)).getPageCount()).toBe(1)
+      expect(quick.status()).toMatchObject({ status: 'ok', launches: 2 })
+    } finally {
+      if (pid !== undefined) {
+        try {
+          process.kill(pid, 'SIGKILL')
+        } catch {}
+      }
+      await quick.close()
+    }
+  })
+
+  it('answers 503 unavailable, never an internal error, to calls waiting for a page when it is killed', {
+    timeout: 60_000,
+  }, async () => {
+    const shared = createChromiumBrowser({ pages: 2, log: silentLogger })
+    let pid: number | undefined
+    try {
+      pid = await launchedChromium(() => shared.renderPdf('<p>warm</p>', options))
+      process.kill(pid, 'SIGSTOP')
+      const shot = { width: 200, height: 100, fullPage: false, format: 'png' as const }
+      const calls = [
+        shared.renderPdf('<p>one</p>', options),
+        shared.renderPdf('<p>two</p>', options),
+        shared.renderPdf('<p>three</p>', options),
+        shared.screenshot({ html: '<p>four</p>' }, shot),
+        shared.screenshot({ url: 'data:text/html,<p>five</p>', checkRequest: async () => {} }, shot),
+        shared.renderPage('data:text/html,<p>six</p>', async () => {}),
+      ]
+      // Two calls hold the pool's pages (one reused, one being created), two wait for a slot.
+      while (shared.status().active < 2 || shared.status().queued < 2) {
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+      process.kill(pid, 'SIGKILL')
+      const codes = await settledCodes(calls)
+      for (const code of codes) expect(['ok', 'ToolError:unavailable']).toContain(code)
+      expect(codes.slice(0, 2)).toEqual(['ToolError:unavailable', 'ToolError:unavailable'])
+      for (const result of await Promise.allSettled(calls)) {
+        if (result.status === 'rejected') expect(result.reason.headers).toMatchObject({ 'Retry-After': '1' })
+      }
+      const bytes = await shared.renderPdf('<p>after the kill</p>', options)
+      expect((await PDFDocument.load(bytes)).getPageCount()).toBe(1)
+    } finally {
+      await shared.close()
     }
   })
 })

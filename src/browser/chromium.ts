@@ -2,7 +2,7 @@ import type { Browser, BrowserContext, Page, PaperFormat } from 'puppeteer-core'
 import { ToolError } from '../tools/errors'
 import type { Logger } from '../tools/tool'
 import { chromiumArgs, extractChromium } from './extract'
-import { createPagePool } from './pages'
+import { createPagePool, type Guard, neutraliseMetaRefresh } from './pages'
 import { photograph, photographUrl, renderedHtml } from './screenshot'
 import type { BrowserService, BrowserStatus, PdfRenderOptions } from './types'
 
@@ -26,7 +26,7 @@ interface Running {
  * one launch promise, so extraction and launch happen once.
  */
 async function render(page: Page, html: string, pdf: PdfRenderOptions): Promise<Uint8Array> {
-  await page.setContent(html, { waitUntil: 'load' })
+  await page.setContent(neutraliseMetaRefresh(html), { waitUntil: 'load' })
   const bytes = await page.pdf({
     format: pdf.format as PaperFormat,
     landscape: pdf.landscape,
@@ -84,94 +84,75 @@ export function createChromiumBrowser(options: ChromiumOptions): BrowserService 
 
   const pool = createPagePool(async () => (await current()).context, {
     size: options.pages,
-    onStuck: () => {
-      options.log.warn('a browser page did not close after a failed render; restarting the browser')
-      void running?.then((instance) => instance.browser.process()?.kill('SIGKILL')).catch(() => {})
+    // Only the browser that got stuck is killed: by now a relaunched one may be serving other calls.
+    onStuck: (browser) => {
+      if (!browser.connected) return
+      options.log.warn('a browser page did not close or open in time; restarting the browser')
+      browser.process()?.kill('SIGKILL')
     },
   })
 
-  /** Runs browser work under the render deadline, turning failures into ToolErrors. */
-  async function withDeadline<T>(what: string, work: () => Promise<T>): Promise<T> {
-    let timer: ReturnType<typeof setTimeout> | undefined
-    const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(Object.assign(new Error('render deadline'), { name: 'TimeoutError' })), timeout)
-    })
-    try {
-      return await Promise.race([work(), deadline])
-    } catch (error) {
-      if (error instanceof ToolError) throw error
-      if (error instanceof Error && error.name === 'TimeoutError') {
-        throw new ToolError('timeout', `${what} took longer than ${timeout / 1000} s.`, {
-          hint: 'Try a smaller or faster page.',
-          cause: error,
-        })
-      }
-      throw new ToolError('unavailable', `The browser failed: ${what}.`, {
-        cause: error,
-        hint: 'Try again; a crashed browser is restarted on the next call.',
-        headers: { 'Retry-After': '1' },
+  /** What the deadline rejects with, told apart from anything the browser throws. */
+  const deadlineHit = Symbol('render deadline')
+
+  /**
+   * A guard for pool work: the render deadline, and every failure turned into a ToolError. A deadline
+   * hit (or a puppeteer timeout) is 504 timeout; anything else the browser throws (a closed
+   * connection or target, a protocol error, a crashed page) is 503 unavailable, never a 500.
+   */
+  function withDeadline(what: string, hint: string): Guard {
+    return async (work) => {
+      let timer: ReturnType<typeof setTimeout> | undefined
+      const deadline = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(deadlineHit), timeout)
       })
-    } finally {
-      clearTimeout(timer)
+      try {
+        return await Promise.race([work(), deadline])
+      } catch (error) {
+        if (error instanceof ToolError) throw error
+        if (error === deadlineHit || (error instanceof Error && error.name === 'TimeoutError')) {
+          throw new ToolError('timeout', `${what} took longer than ${timeout / 1000} s.`, {
+            hint,
+            cause: error === deadlineHit ? undefined : error,
+          })
+        }
+        throw new ToolError('unavailable', `The browser failed while ${what[0]?.toLowerCase()}${what.slice(1)}.`, {
+          cause: error,
+          hint: 'Try again; a crashed browser is restarted on the next call.',
+          headers: { 'Retry-After': '1' },
+        })
+      } finally {
+        clearTimeout(timer)
+      }
     }
   }
 
   return {
     async screenshot(target, shot, signal) {
       if ('html' in target) {
-        return pool.use(signal, (page) =>
-          withDeadline('Taking the screenshot', () => photograph(page, target.html, shot)),
+        return pool.use(signal, withDeadline('Taking the screenshot', 'Try a smaller or faster page.'), (page) =>
+          photograph(page, target.html, shot),
         )
       }
       // A URL needs a page of its own: JavaScript on, requests checked one by one, closed afterwards.
-      const { context } = await current()
-      const page = await context.newPage()
-      try {
-        return await withDeadline('Loading the page', () => photographUrl(page, target.url, target.checkRequest, shot))
-      } finally {
-        await page.close().catch(() => {})
-      }
+      return pool.fresh(withDeadline('Loading the page', 'Try a smaller or faster page.'), (page) =>
+        photographUrl(page, target.url, target.checkRequest, shot),
+      )
     },
 
     async renderPage(url, checkRequest) {
-      const { context } = await current()
-      const page = await context.newPage()
-      try {
-        return await withDeadline('Rendering the page', () => renderedHtml(page, url, checkRequest))
-      } finally {
-        await page.close().catch(() => {})
-      }
+      return pool.fresh(withDeadline('Rendering the page', 'Try a smaller or faster page.'), (page) =>
+        renderedHtml(page, url, checkRequest),
+      )
     },
 
     async renderPdf(html: string, pdf: PdfRenderOptions, signal?: AbortSignal) {
-      return pool.use(signal, async (page) => {
-        let timer: ReturnType<typeof setTimeout> | undefined
-        // Puppeteer's own timeouts do not cover a renderer stuck parsing (setContent's document.write).
-        const deadline = new Promise<never>((_, reject) => {
-          timer = setTimeout(
-            () => reject(Object.assign(new Error('render deadline'), { name: 'TimeoutError' })),
-            timeout,
-          )
-        })
-        try {
-          return await Promise.race([render(page, html, pdf), deadline])
-        } catch (error) {
-          if (error instanceof ToolError) throw error
-          if (error instanceof Error && error.name === 'TimeoutError') {
-            throw new ToolError('timeout', `Rendering the PDF took longer than ${timeout / 1000} s.`, {
-              hint: 'Send a smaller document, or split it into several PDFs.',
-              cause: error,
-            })
-          }
-          throw new ToolError('unavailable', 'The browser failed while rendering the PDF.', {
-            cause: error,
-            hint: 'Try again; a crashed browser is restarted on the next call.',
-            headers: { 'Retry-After': '1' },
-          })
-        } finally {
-          clearTimeout(timer)
-        }
-      })
+      // Puppeteer's own timeouts do not cover a renderer stuck parsing (setContent's document.write).
+      return pool.use(
+        signal,
+        withDeadline('Rendering the PDF', 'Send a smaller document, or split it into several PDFs.'),
+        (page) => render(page, html, pdf),
+      )
     },
 
     status(): BrowserStatus {

@@ -1,5 +1,6 @@
 import type { HTTPRequest, Page } from 'puppeteer-core'
 import { isToolError, ToolError } from '../tools/errors'
+import { neutraliseMetaRefresh } from './pages'
 import type { ScreenshotOptions } from './types'
 
 async function capture(page: Page, options: ScreenshotOptions): Promise<Uint8Array> {
@@ -14,7 +15,7 @@ async function capture(page: Page, options: ScreenshotOptions): Promise<Uint8Arr
 /** Untrusted HTML on a locked-down pool page (JavaScript off, every request refused). */
 export async function photograph(page: Page, html: string, options: ScreenshotOptions): Promise<Uint8Array> {
   await page.setViewport({ width: options.width, height: options.height })
-  await page.setContent(html, { waitUntil: 'load' })
+  await page.setContent(neutraliseMetaRefresh(html), { waitUntil: 'load' })
   return capture(page, options)
 }
 
@@ -50,6 +51,13 @@ function guardRequests(page: Page, checkRequest: (url: string) => Promise<void>)
   return () => refusal
 }
 
+/** Puppeteer's errors for a browser, page or connection that closed under a call. */
+function browserGone(error: unknown): boolean {
+  if (!(error instanceof Error)) return false
+  if (['TargetCloseError', 'ConnectionClosedError'].includes(error.name)) return true
+  return /Target closed|Session closed|Connection closed|frame was detached|Page crashed/i.test(error.message)
+}
+
 async function load(page: Page, url: string, refusal: () => ToolError | undefined, waitUntil: 'load' | 'networkidle2') {
   try {
     const response = await page.goto(url, { waitUntil, timeout: 0 })
@@ -60,6 +68,9 @@ async function load(page: Page, url: string, refusal: () => ToolError | undefine
     const refused = refusal()
     if (refused) throw refused
     if (isToolError(error)) throw error
+    // The browser itself went away (killed, crashed, restarted): not the site's fault; the caller's
+    // guard answers 503 unavailable.
+    if (browserGone(error)) throw error
     throw new ToolError(
       'connection',
       `Could not load ${new URL(url).host}: ${(error as Error).message.split('\n')[0]}.`,
