@@ -97,7 +97,8 @@ export async function startTestServer(
       await closed
       // A suite that rendered a PDF started Chromium: stop it with the server.
       await node.services.browser?.close()
-      await rm(dataDir, { recursive: true, force: true })
+      // Calls whose connections were just cut may still be finishing a write (and its lock) in the folder.
+      await rm(dataDir, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 })
     },
   }
 }
