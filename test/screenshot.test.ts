@@ -1,7 +1,7 @@
-import { execFileSync } from 'node:child_process'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createChromiumBrowser } from '../src/browser/chromium'
 import { silentLogger } from '../src/log'
+import { chromiumChildren } from './support/chromium'
 import { type LocalWeb, startLocalWeb } from './support/local-web'
 import { startTestServer, type TestServer } from './support/server'
 
@@ -118,20 +118,6 @@ describe('screenshot of HTML with a meta refresh', () => {
     },
   )
 })
-
-/** The Chromium processes this test process started (its direct children). */
-function chromiumChildren(): number[] {
-  try {
-    return execFileSync('pgrep', ['-P', String(process.pid)])
-      .toString()
-      .split('\n')
-      .filter(Boolean)
-      .map(Number)
-      .filter((pid) => /chrom/i.test(execFileSync('ps', ['-o', 'comm=', '-p', String(pid)]).toString()))
-  } catch {
-    return []
-  }
-}
 
 describe('screenshot and pdf_generation when the browser is killed while calls wait for a page', () => {
   it('answer 200, 503 or 504, never 500, and the next calls work', { timeout: 120_000 }, async () => {

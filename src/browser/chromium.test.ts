@@ -1,6 +1,6 @@
-import { execFileSync } from 'node:child_process'
 import { PDFDocument } from 'pdf-lib'
 import { afterAll, describe, expect, it } from 'vitest'
+import { chromiumChildren } from '../../test/support/chromium'
 import { silentLogger } from '../log'
 import { createChromiumBrowser } from './chromium'
 import { chromiumArgs } from './extract'
@@ -11,20 +11,6 @@ const options: PdfRenderOptions = {
   landscape: false,
   margin: { top: '10mm', right: '10mm', bottom: '10mm', left: '10mm' },
   printBackground: true,
-}
-
-/** The Chromium processes this test process started (its direct children). */
-function chromiumChildren(): number[] {
-  try {
-    return execFileSync('pgrep', ['-P', String(process.pid)])
-      .toString()
-      .split('\n')
-      .filter(Boolean)
-      .map(Number)
-      .filter((pid) => /chrom/i.test(execFileSync('ps', ['-o', 'comm=', '-p', String(pid)]).toString()))
-  } catch {
-    return []
-  }
 }
 
 describe('shared Chromium', () => {
