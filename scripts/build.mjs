@@ -4,7 +4,12 @@ import { build } from 'esbuild'
 import { buildLambda, buildWorker } from './build-targets.mjs'
 
 await build({
-  entryPoints: { node: 'src/runtimes/node.ts', cli: 'src/cli/main.ts' },
+  // policy-worker: the command policy's parser runs in a worker thread (src/sandbox/command-lister.ts).
+  entryPoints: {
+    node: 'src/runtimes/node.ts',
+    cli: 'src/cli/main.ts',
+    'policy-worker': 'src/sandbox/policy-worker.ts',
+  },
   outdir: 'dist',
   bundle: true,
   platform: 'node',

@@ -1,5 +1,5 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process'
-import { mkdtemp, rm } from 'node:fs/promises'
+import { chmod, mkdtemp, rm } from 'node:fs/promises'
 import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -85,6 +85,31 @@ describe('the built Node service (what npm start runs)', () => {
     expect(JSON.parse(garbled.slice(garbled.indexOf('\r\n\r\n') + 4))).toMatchObject({ code: 'validation' })
     service.child.kill('SIGTERM')
     expect(await exitCode(service.child)).toBe(0)
+  })
+
+  it('checks the command policy in its worker (dist/policy-worker.js)', async () => {
+    // The sandbox user must be able to traverse the work folder (mkdtemp makes it 0700).
+    const work = await mkdtemp(join(tmpdir(), 'toolport-start-work-'))
+    await chmod(work, 0o711)
+    const service = startService({ TOOLPORT_SHELL_DENY: 'rm', TOOLPORT_WORK_DIR: work })
+    const url = await service.url
+    const run = (command: string) =>
+      fetch(`${url}/v1/tools/execute_command`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ command }),
+      }).then(async (response) => ({ status: response.status, body: await response.json() }))
+    const denied = await run("sh -c 'rm -rf notes'")
+    expect(denied.status, JSON.stringify(denied.body)).toBe(403)
+    expect(denied.body).toMatchObject({ code: 'permission_denied' })
+    const hostile = await run('a b; '.repeat(12_000))
+    expect(hostile.status, JSON.stringify(hostile.body)).toBe(413)
+    expect(hostile.body.code).toBe('size_exceeded')
+    // Allowed commands get past the policy to the sandbox: 200 where bwrap runs, 503 where none is installed.
+    expect([200, 503]).toContain((await run('echo ok')).status)
+    service.child.kill('SIGTERM')
+    expect(await exitCode(service.child)).toBe(0)
+    await rm(work, { recursive: true, force: true })
   })
 
   it('refuses to start on a public address without keys, with a clear message', async () => {

@@ -8,6 +8,7 @@ import { createJsonLogger, type LogLevel } from '../log'
 import type { DocsAssetLoader } from '../routes/docs'
 import type { AppEnv } from '../routes/env'
 import type { Lifecycle } from '../routes/operations'
+import type { PolicyWorkerOptions } from '../sandbox/command-lister'
 import { createFsStorage } from '../storage/fs'
 import { createMemoryStorage } from '../storage/memory'
 import { createS3Storage } from '../storage/s3'
@@ -50,6 +51,7 @@ function swaggerUiAssets(): DocsAssetLoader {
 export async function startNodeService(
   env: Record<string, string | undefined>,
   lifecycle?: Lifecycle,
+  options: { policyWorker?: PolicyWorkerOptions } = {},
 ): Promise<NodeService> {
   const log = createJsonLogger((env.TOOLPORT_LOG_LEVEL as LogLevel | undefined) ?? 'info', { service: 'toolport' })
   const fileKeys = env.TOOLPORT_KEYS_FILE
@@ -64,6 +66,7 @@ export async function startNodeService(
   }
   const { services, shellProblem } = await createNodeServices(config, env, log, {
     shell: (config.tools ?? toolNames).includes('execute_command'),
+    ...options,
   })
   const app = createApp({
     config,

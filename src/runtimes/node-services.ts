@@ -2,6 +2,7 @@ import { mkdir } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import { createChromiumBrowser } from '../browser/chromium'
 import type { Config } from '../config'
+import type { PolicyWorkerOptions } from '../sandbox/command-lister'
 import { setupShell } from '../sandbox/setup'
 import { noServices, type ToolServices } from '../tools/services'
 import type { Logger } from '../tools/tool'
@@ -19,10 +20,12 @@ export async function createNodeServices(
   config: Config,
   env: Record<string, string | undefined>,
   log: Logger,
-  options: { shell: boolean },
+  options: { shell: boolean; policyWorker?: PolicyWorkerOptions },
 ): Promise<NodeServices> {
   const http = createNodeHttpClient({ policy: { allowHosts: config.web.allowHosts } })
-  const shell = options.shell ? await setupShell(config, env, log) : { shell: undefined, problem: undefined }
+  const shell = options.shell
+    ? await setupShell(config, env, log, options.policyWorker ? { policyWorker: options.policyWorker } : {})
+    : { shell: undefined, problem: undefined }
   const dataDir = resolve(config.dataDir)
   await mkdir(dataDir, { recursive: true })
   return {

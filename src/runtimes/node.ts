@@ -4,10 +4,18 @@ import { startNodeService } from './node-service'
 
 // The Node entry point: build real dependencies from the environment, then serve until a signal.
 let draining = false
-const service = await startNodeService(process.env, { draining: () => draining }).catch((error: unknown) => {
-  console.error(`toolport: ${(error as Error).message}`)
-  process.exit(1)
-})
+// The command policy's parser runs in a worker: dist/policy-worker.js beside this bundle, or the source
+// through tsx when run unbuilt (npm run dev).
+const unbuilt = import.meta.url.endsWith('.ts')
+const policyWorker = unbuilt
+  ? { url: new URL('../sandbox/policy-worker.ts', import.meta.url), typescript: true }
+  : { url: new URL('./policy-worker.js', import.meta.url) }
+const service = await startNodeService(process.env, { draining: () => draining }, { policyWorker }).catch(
+  (error: unknown) => {
+    console.error(`toolport: ${(error as Error).message}`)
+    process.exit(1)
+  },
+)
 const server = serve({ fetch: service.app.fetch, port: service.config.port, hostname: service.config.host }, (info) => {
   service.log.info('listening', {
     url: `http://${info.family === 'IPv6' ? `[${info.address}]` : info.address}:${info.port}`,

@@ -1,4 +1,5 @@
 import { ToolError } from '../tools/errors'
+import type { CommandLister } from './command-lister'
 import { type CommandName, commandNames } from './command-names'
 import { ShellSyntaxError, ShellTooComplexError } from './shell-syntax'
 
@@ -25,6 +26,8 @@ export { type CommandName, commandNames }
 export interface CommandPolicy {
   allow?: readonly string[]
   deny?: readonly string[]
+  /** Where the command line is read; default commandNames on this thread (see command-lister.ts). */
+  lister?: CommandLister
 }
 
 /**
@@ -90,7 +93,7 @@ export function parsePolicyList(value: string | undefined, variable: string): st
 export async function checkCommand(command: string, policy: CommandPolicy): Promise<void> {
   const { allow, deny } = policy
   if (allow === undefined && deny === undefined) return
-  const names = await namesOf(command)
+  const names = await namesOf(command, policy.lister ?? commandNames)
   // Deny first, so a denied program is named even when an earlier name would be refused for another reason.
   const denied = names.find((name) => !name.dynamic && deny?.includes(name.name))
   if (denied) throw refusal(denied, `"${shorten(denied.name)}" is denied on this service`, allow)
@@ -109,9 +112,9 @@ export async function checkCommand(command: string, policy: CommandPolicy): Prom
   }
 }
 
-async function namesOf(command: string): Promise<CommandName[]> {
+async function namesOf(command: string, lister: CommandLister): Promise<CommandName[]> {
   try {
-    return await commandNames(command)
+    return await lister(command)
   } catch (error) {
     if (error instanceof ShellTooComplexError) {
       throw new ToolError('size_exceeded', 'The command is too large or too deeply nested to be checked.', {

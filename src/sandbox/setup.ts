@@ -12,6 +12,7 @@ import {
   writeSandboxEtc,
 } from './bwrap'
 import { probeCgroups } from './cgroup'
+import { createWorkerLister, type PolicyWorkerOptions } from './command-lister'
 import {
   type ContainerOptions,
   createContainerSandbox,
@@ -128,6 +129,7 @@ export async function setupShell(
   config: Config,
   env: Record<string, string | undefined>,
   log: Logger,
+  options: { policyWorker?: PolicyWorkerOptions } = {},
 ): Promise<ShellSetup> {
   if (config.sandbox === 'none')
     return { shell: undefined, problem: 'TOOLPORT_SANDBOX=none: the operator disabled the sandbox' }
@@ -152,6 +154,11 @@ export async function setupShell(
     policy: {
       ...(config.shell.allow ? { allow: config.shell.allow } : {}),
       ...(config.shell.deny ? { deny: config.shell.deny } : {}),
+      // Off the main thread where the runtime has the worker entry (the Node service): a hostile command
+      // costs its check up to seconds of CPU, which must not stall every other call.
+      ...((config.shell.allow || config.shell.deny) && options.policyWorker
+        ? { lister: createWorkerLister(options.policyWorker) }
+        : {}),
     },
     maxFileBytes: config.maxFileBytes,
     mirrorsRoot: sandbox.executor === 'process' ? undefined : join(workDir, 'workspaces'),
