@@ -1,5 +1,5 @@
-// htmlparser2 is the parser linkedom builds its documents with, installed as linkedom's dependency (not
-// listed in package.json itself): its tokenizer sees exactly the tags and text linkedom's tree is made of.
+// htmlparser2 is the parser linkedom builds its documents with (pinned in package.json to linkedom's
+// version): its tokenizer sees exactly the tags and text linkedom's tree is made of.
 // Its Parser is not used here: it keeps its stacks in arrays it shifts at the front, quadratic in depth.
 import { Tokenizer, type TokenizerCallbacks } from 'htmlparser2'
 
@@ -40,6 +40,7 @@ function tokenize(callbacks: Partial<TokenizerCallbacks>): Tokenizer {
 // The tree rules of htmlparser2's Parser (10.x), which linkedom follows: which open tags close which open
 // elements, which elements never have children, and where `<x/>` closes itself (in svg and math only).
 const pTag = ['p']
+const headings = ['h1', 'h2', 'h3', 'h4', 'h5', 'h6']
 const formTags = ['input', 'option', 'optgroup', 'select', 'button', 'datalist', 'textarea']
 const openImpliesClose = new Map<string, ReadonlySet<string>>(
   (
@@ -65,12 +66,7 @@ const openImpliesClose = new Map<string, ReadonlySet<string>>(
       ['tfoot', ['thead', 'tbody']],
       ...[
         'p',
-        'h1',
-        'h2',
-        'h3',
-        'h4',
-        'h5',
-        'h6',
+        ...headings,
         'address',
         'article',
         'aside',
@@ -211,23 +207,7 @@ export function nestingExceeds(html: string, limit: number = MAX_HTML_NESTING): 
 // Elements whose text is no reading matter.
 const skippedElements = new Set(['script', 'style', 'noscript', 'template'])
 // Elements that start a paragraph (a blank line) or a line of their own.
-const paragraphElements = new Set([
-  'p',
-  'h1',
-  'h2',
-  'h3',
-  'h4',
-  'h5',
-  'h6',
-  'blockquote',
-  'pre',
-  'ul',
-  'ol',
-  'dl',
-  'table',
-  'figure',
-  'hr',
-])
+const paragraphElements = new Set(['p', ...headings, 'blockquote', 'pre', 'ul', 'ol', 'dl', 'table', 'figure', 'hr'])
 const lineElements = new Set([
   'address',
   'article',
