@@ -38,3 +38,9 @@ export function createJsonLogger(level: LogLevel = 'info', base: Record<string, 
 }
 
 export const silentLogger: Logger = { info() {}, warn() {}, error() {} }
+
+/** An error as a log field: JSON.stringify of an Error would show none of its name, message or stack. */
+export function describeCause(cause: unknown): unknown {
+  if (cause instanceof Error) return { name: cause.name, message: cause.message, stack: cause.stack }
+  return cause
+}

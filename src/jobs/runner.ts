@@ -1,3 +1,4 @@
+import { describeCause } from '../log'
 import { isToolError, nestingError, statusOf, ToolError, titleOf } from '../tools/errors'
 import type { Logger } from '../tools/tool'
 import type { JobStore } from './job-store'
@@ -82,10 +83,7 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
         job: job.id,
         tenant: job.tenant,
         tool: job.tool,
-        cause:
-          outcome.error instanceof Error
-            ? { name: outcome.error.name, message: outcome.error.message, stack: outcome.error.stack }
-            : String(outcome.error),
+        cause: describeCause(outcome.error),
       })
     }
     const finished: JobRecord = {

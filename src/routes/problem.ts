@@ -2,6 +2,7 @@ import { z } from '@hono/zod-openapi'
 import type { Context } from 'hono'
 import { HTTPException } from 'hono/http-exception'
 import type { ZodError } from 'zod'
+import { describeCause } from '../log'
 import { type ErrorCode, errorCodes, isToolError, nestingError, statusOf, ToolError, titleOf } from '../tools/errors'
 import type { Logger } from '../tools/tool'
 
@@ -119,9 +120,4 @@ export function handleError(error: unknown, context: Context, log: Logger): Resp
 /** The problem document of an error, for transports that carry it inside a stream. */
 export function problemBody(error: unknown, context: Context, log: Logger): Record<string, unknown> {
   return problemDocument(context, toToolError(error, context, log))
-}
-
-function describeCause(cause: unknown): unknown {
-  if (cause instanceof Error) return { name: cause.name, message: cause.message, stack: cause.stack }
-  return cause
 }
