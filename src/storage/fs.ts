@@ -110,14 +110,20 @@ export async function createFsStorage(options: FsStorageOptions): Promise<Object
     return found?.isFile() ? infoOf(key, found) : null
   }
 
-  async function put(key: string, body: ObjectBody): Promise<ObjectInfo> {
+  /**
+   * Writes body to a temp file, then puts it at key: `replace` renames it over whatever is there (put),
+   * `create` links it and fails with EEXIST when the key is taken. The temp name never outlives the call.
+   */
+  async function write(key: string, body: ObjectBody, mode: 'replace' | 'create'): Promise<BigIntStats> {
     const tempPath = join(root, tempFolder, `${randomUUID()}.tmp`)
     try {
       await prepareParents(root, key)
       await prepareTempFolder(root)
       const written = await writeTempFile(tempPath, body)
-      await moveIntoPlace(root, tempPath, key)
-      return infoOf(key, written)
+      await moveIntoPlace(root, tempPath, key, mode === 'replace' ? rename : link)
+      // A link leaves the temp name as a second name of the object; a rename took it away.
+      if (mode === 'create') await rm(tempPath, { force: true }).catch(() => {})
+      return written
     } catch (error) {
       if (body instanceof ReadableStream && !body.locked) await body.cancel(error).catch(() => {})
       await rm(tempPath, { force: true }).catch(() => {})
@@ -126,20 +132,17 @@ export async function createFsStorage(options: FsStorageOptions): Promise<Object
     }
   }
 
+  async function put(key: string, body: ObjectBody): Promise<ObjectInfo> {
+    return infoOf(key, await write(key, body, 'replace'))
+  }
+
   async function create(key: string, body: Uint8Array | string): Promise<boolean> {
-    const tempPath = join(root, tempFolder, `${randomUUID()}.tmp`)
     try {
-      await prepareParents(root, key)
-      await prepareTempFolder(root)
-      await writeTempFile(tempPath, body)
-      await moveIntoPlace(root, tempPath, key, link)
+      await write(key, body, 'create')
       return true
     } catch (error) {
       if (hasCode(error, 'EEXIST')) return false
-      await pruneEmptyParents(root, key)
       throw error
-    } finally {
-      await rm(tempPath, { force: true }).catch(() => {})
     }
   }
 
@@ -436,7 +439,7 @@ async function moveIntoPlace(
   root: string,
   tempPath: string,
   key: string,
-  place: (from: string, to: string) => Promise<void> = rename,
+  place: (from: string, to: string) => Promise<void>,
 ): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     await prepareParents(root, key)
