@@ -1,6 +1,7 @@
 import { Readability } from '@mozilla/readability'
 import { parseHTML } from 'linkedom'
 import TurndownService from 'turndown'
+import { escapeHtml } from './escape-html'
 import { MAX_HTML_NESTING, nestingExceeds, plainTextOf } from './html-scan'
 
 export interface ReadablePage {
@@ -46,10 +47,6 @@ function removeFurniture(document: ReturnType<typeof parseHTML>['document']): vo
     const tokens = `${element.getAttribute('class') ?? ''} ${element.getAttribute('id') ?? ''}`.split(/\s+/)
     if (tokens.some((token) => furniture.test(token))) element.remove()
   }
-}
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"]/g, (character) => `&${{ '&': 'amp', '<': 'lt', '>': 'gt', '"': 'quot' }[character]};`)
 }
 
 /**

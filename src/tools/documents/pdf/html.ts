@@ -1,4 +1,5 @@
 import { Marked, type Tokens } from 'marked'
+import { escapeHtml } from '../../../web/escape-html'
 import { assertMarkdownNesting } from '../markdown-limits'
 
 /**
@@ -6,11 +7,6 @@ import { assertMarkdownNesting } from '../markdown-limits'
  * through as is) and only http(s), mailto and in-page links kept; images only as data: URIs, the
  * one scheme the page may load. The browser adds its own fences (no JavaScript, no requests).
  */
-const escapes: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }
-
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (character) => escapes[character] ?? character)
-}
 
 const safeLink = /^(https?:|mailto:|#)/i
 const safeImage = /^data:image\/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/=\s]+$/i
