@@ -1,6 +1,6 @@
 import { type Dirent, lstatSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { setImmediate as nextTurn } from 'node:timers/promises'
+import { timeSlices } from '../time-slices'
 
 /**
  * Bytes and entries under a folder, never following symbolic links. Stops counting past maxEntries,
@@ -10,10 +10,10 @@ export async function diskUsage(folder: string, maxEntries: number): Promise<{ b
   let bytes = 0
   let entries = 0
   const pending = [folder]
-  // Runs every 250 ms beside the command. Synchronous reads in 2 ms slices: an awaited lstat per file
+  // Runs every 250 ms beside the command. Synchronous reads in time slices: an awaited lstat per file
   // cost several times the syscall (~30 ms a pass on 1,000 files against a few ms), all of it taken
   // from the command's CPU.
-  let sliceStart = performance.now()
+  const slices = timeSlices()
   while (pending.length > 0 && entries <= maxEntries) {
     const current = pending.pop() as string
     for (const child of readdirOrEmpty(current)) {
@@ -21,10 +21,7 @@ export async function diskUsage(folder: string, maxEntries: number): Promise<{ b
       const path = join(current, child.name)
       if (child.isDirectory()) pending.push(path)
       else if (child.isFile()) bytes += sizeOrZero(path)
-      if (performance.now() - sliceStart > 2) {
-        await nextTurn()
-        sliceStart = performance.now()
-      }
+      await slices.pause()
     }
   }
   return { bytes, entries }

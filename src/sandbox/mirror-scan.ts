@@ -1,6 +1,6 @@
 import { type BigIntStats, lstatSync, readdirSync } from 'node:fs'
 import { chmod, lstat, readdir, rm } from 'node:fs/promises'
-import { setImmediate as nextTurn } from 'node:timers/promises'
+import { timeSlices } from '../time-slices'
 import { normalizeWorkspacePath } from '../workspace/paths'
 
 /**
@@ -47,18 +47,9 @@ export function isWorkspacePath(path: string): boolean {
 
 /** Depth first, parents before children, names in byte order within a folder (for stable reports). */
 export async function walkTree(root: string, visit: Visitor, options: WalkOptions = {}): Promise<void> {
-  await walkFolder(Buffer.from(root), '', true, visit, options, { sliceStart: performance.now() })
+  // The mirror is a local folder: read synchronously, in time slices (see timeSlices).
+  await walkFolder(Buffer.from(root), '', true, visit, options, timeSlices())
 }
-
-interface Pacing {
-  sliceStart: number
-}
-
-// The mirror is a local folder, where lstat and readdir are a few microseconds of syscall, but a
-// promise-based call costs several times that in bookkeeping and a thread-pool round trip (lstat of
-// 1,000 files: ~4 ms synchronous against ~17 ms with promises). So the tree is read synchronously,
-// in slices that give the event loop back every couple of milliseconds, whatever the tree's size.
-const sliceMs = 2
 
 async function walkFolder(
   folder: Buffer,
@@ -66,15 +57,12 @@ async function walkFolder(
   allowed: boolean,
   visit: Visitor,
   options: WalkOptions,
-  pacing: Pacing,
+  slices: ReturnType<typeof timeSlices>,
 ): Promise<void> {
   const names = readdirSync(folder, { encoding: 'buffer' }).sort(Buffer.compare)
   const entries: LocalEntry[] = []
   for (const name of names) {
-    if (performance.now() - pacing.sliceStart > sliceMs) {
-      await nextTurn()
-      pacing.sliceStart = performance.now()
-    }
+    await slices.pause()
     const location = Buffer.concat([folder, separator, name])
     const stats = lstatSyncOrNull(location)
     // Removed by someone else since readdir: nothing left to judge.
@@ -86,7 +74,7 @@ async function walkFolder(
   }
   for (const entry of entries) {
     if ((await visit(entry)) && entry.kind === 'directory') {
-      await walkFolder(entry.location, entry.path, entry.allowed, visit, options, pacing)
+      await walkFolder(entry.location, entry.path, entry.allowed, visit, options, slices)
     }
   }
 }

@@ -26,6 +26,7 @@ import {
 } from 'node:fs/promises'
 import { join } from 'node:path'
 import { Readable } from 'node:stream'
+import { timeSlices } from '../time-slices'
 import { ToolError } from '../tools/errors'
 import { assertValidKey, assertValidPrefix, clampListLimit, compareKeys, isValidKey, selectListPage } from './keys'
 import type { ListOptions, ListResult, ObjectBody, ObjectInfo, ObjectStore, ObjectStream, StoredObject } from './store'
@@ -162,17 +163,14 @@ export async function createFsStorage(options: FsStorageOptions): Promise<Object
       }
     }
     // A promise per lstat costs several times the syscall itself (a 1,000-key page: ~17 ms against
-    // ~4 ms synchronously), so the page is stat'ed synchronously, giving the event loop back every 2 ms.
-    let sliceStart = performance.now()
+    // ~4 ms synchronously), so the page is stat'ed synchronously, in time slices.
+    const slices = timeSlices()
     for (const entry of page.entries) {
       if (entry.endsWith('/')) {
         result.prefixes.push(entry)
         continue
       }
-      if (performance.now() - sliceStart > 2) {
-        await new Promise((resolve) => setImmediate(resolve))
-        sliceStart = performance.now()
-      }
+      await slices.pause()
       const stats = statNow(pathOf(entry))
       // Gone or replaced since the directory was read: leave it out of this page.
       if (stats?.isFile()) result.objects.push(infoOf(entry, stats))
