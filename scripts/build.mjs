@@ -4,11 +4,11 @@ import { build } from 'esbuild'
 import { buildLambda, buildWorker } from './build-targets.mjs'
 
 await build({
-  // policy-worker: the command policy's parser runs in a worker thread (src/sandbox/command-lister.ts).
+  // policy-worker: the command policy's parser runs in a worker thread (src/sandbox/policy/command-lister.ts).
   entryPoints: {
     node: 'src/runtimes/node.ts',
     cli: 'src/cli/main.ts',
-    'policy-worker': 'src/sandbox/policy-worker.ts',
+    'policy-worker': 'src/sandbox/policy/policy-worker.ts',
   },
   outdir: 'dist',
   bundle: true,

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { invokeTool } from '../src/caller/invoke'
 import { silentLogger } from '../src/log'
 import type { ObjectStore } from '../src/storage/store'
 import { writeFile } from '../src/tools/files/write'
-import { invokeTool } from '../src/tools/invoke'
 import { noServices } from '../src/tools/services'
 import { startTestServer, type TestServer } from './support/server'
 

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { formatCatalog, isCatalogFormat } from '../src/platforms/index'
+import { type CatalogEntry, catalogEntry } from '../src/http/routes/catalog'
+import { formatCatalog, isCatalogFormat } from '../src/platforms/formats'
 import type { OpenAiTool } from '../src/platforms/openai'
 import type { JsonSchema } from '../src/platforms/schema'
-import { type CatalogEntry, catalogEntry } from '../src/routes/catalog'
-import { allTools } from '../src/tools/index'
+import { allTools } from '../src/tools/builtins'
 import { compiler } from './support/schemas'
 import { startTestServer, type TestServer } from './support/server'
 

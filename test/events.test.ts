@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { allTools } from '../src/tools/index'
+import { allTools } from '../src/tools/builtins'
 import { type Tool, titleOfCall } from '../src/tools/tool'
 import { startTestServer, type TestServer } from './support/server'
 

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { allTools } from '../src/tools/index'
+import { allTools } from '../src/tools/builtins'
 import { startTestServer, type TestServer } from './support/server'
 
 // biome-ignore lint/suspicious/noExplicitAny: walking an arbitrary JSON document

@@ -1,7 +1,7 @@
 import { connect } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createS3Storage } from '../src/storage/s3'
-import { toolNames } from '../src/tools/index'
+import { toolNames } from '../src/tools/builtins'
 import { startTestServer, type TestServer } from './support/server'
 
 let server: TestServer

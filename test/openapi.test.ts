@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises'
 import { describe, expect, it } from 'vitest'
-import { renderCommittedOpenApi } from '../src/openapi-document'
+import { renderCommittedOpenApi } from '../src/runtimes/committed-openapi'
 
 describe('openapi/openapi.json', () => {
   it('is current: regenerate it with `npm run openapi` when this fails', async () => {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { parseRateLimit } from '../src/routes/rate-limit'
+import { parseRateLimit } from '../src/http/middleware/rate-limit'
 import { watchListening } from './support/listening'
 import { startTestServer } from './support/server'
 
@@ -162,10 +162,10 @@ describe('metrics and graceful shutdown of the built service', () => {
 describe('draining', () => {
   it('answers new calls with 503 unavailable and Retry-After while the service shuts down', async () => {
     const { createApp } = await import('../src/app')
-    const { loadConfig } = await import('../src/config')
+    const { loadConfig } = await import('../src/config/config')
     const { silentLogger } = await import('../src/log')
     const { createMemoryStorage } = await import('../src/storage/memory')
-    const { toolNames } = await import('../src/tools/index')
+    const { toolNames } = await import('../src/tools/builtins')
     let draining = false
     const app = createApp({
       config: loadConfig({}, { toolNames }),

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest'
-import { formatCatalog } from '../src/platforms/index'
+import { type CatalogEntry, catalogEntry } from '../src/http/routes/catalog'
+import { formatCatalog } from '../src/platforms/formats'
 import type { McpTool } from '../src/platforms/mcp'
 import type { OpenAiTool } from '../src/platforms/openai'
 import type { JsonSchema } from '../src/platforms/schema'
-import { type CatalogEntry, catalogEntry } from '../src/routes/catalog'
-import { allTools } from '../src/tools/index'
+import { allTools } from '../src/tools/builtins'
 import { compiler, hasFreeFormMap, walk } from './support/schemas'
 
 // The whole catalog, whoever added the tool: every one must pass each platform's rules.

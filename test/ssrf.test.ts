@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ToolError } from '../src/tools/errors'
-import { createNodeHttpClient, type Resolver } from '../src/web/node-http'
+import { ToolError } from '../src/core/errors'
+import { createNodeHttpClient, type Resolver } from '../src/net/node-http'
 import { type LocalWeb, startLocalWeb } from './support/local-web'
 import { startTestServer, type TestServer } from './support/server'
 

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { MAX_HTML_NESTING } from '../src/web/html-scan'
+import { MAX_HTML_NESTING } from '../src/tools/web/html-scan'
 import { type LocalWeb, startLocalWeb } from './support/local-web'
 import { startTestServer, type TestServer } from './support/server'
 

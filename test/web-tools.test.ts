@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises'
 import { gzipSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { parseBraveResults } from '../src/web/search/brave'
-import { parseDuckDuckGoResults } from '../src/web/search/duckduckgo'
+import { parseBraveResults } from '../src/net/search/brave'
+import { parseDuckDuckGoResults } from '../src/net/search/duckduckgo'
 import { type LocalWeb, startLocalWeb } from './support/local-web'
 import { startTestServer, type TestServer } from './support/server'
 

@@ -1,5 +1,5 @@
 import type { Browser, BrowserContext, Page, PaperFormat } from 'puppeteer-core'
-import { ToolError } from '../tools/errors'
+import { ToolError } from '../core/errors'
 import type { Logger } from '../tools/tool'
 import { chromiumArgs, extractChromium } from './extract'
 import { createPagePool, type Guard, neutraliseMetaRefresh } from './pages'

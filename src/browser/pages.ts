@@ -1,5 +1,5 @@
 import type { Browser, BrowserContext, HTTPRequest, Page } from 'puppeteer-core'
-import { ToolError } from '../tools/errors'
+import { ToolError } from '../core/errors'
 
 /** Runs browser work under the render deadline and turns its failures into ToolErrors. */
 export type Guard = <T>(work: () => Promise<T>) => Promise<T>

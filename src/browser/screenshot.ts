@@ -1,5 +1,5 @@
 import type { HTTPRequest, Page } from 'puppeteer-core'
-import { isToolError, ToolError } from '../tools/errors'
+import { isToolError, ToolError } from '../core/errors'
 import { neutraliseMetaRefresh } from './pages'
 import type { ScreenshotOptions } from './types'
 

@@ -1,5 +1,5 @@
 import { startNodeService } from '../runtimes/node-service'
-import { toolNames } from '../tools/index'
+import { toolNames } from '../tools/builtins'
 import { createTarget, type Target } from './target'
 
 /**

@@ -1,4 +1,4 @@
-import type { HttpClient } from '../web/http'
+import type { HttpClient } from '../net/http'
 
 /**
  * Webhook on completion: POST the job as JSON, signed like Stripe's webhooks so a receiver can verify

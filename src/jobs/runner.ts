@@ -1,5 +1,5 @@
+import { isToolError, nestingError, statusOf, ToolError, titleOf } from '../core/errors'
 import { describeCause } from '../log'
-import { isToolError, nestingError, statusOf, ToolError, titleOf } from '../tools/errors'
 import type { Logger } from '../tools/tool'
 import type { JobStore } from './job-store'
 import { isFinished, type JobRecord } from './types'

@@ -1,4 +1,4 @@
-import type { CatalogEntry } from '../routes/catalog'
+import type { CatalogEntry } from '../http/routes/catalog'
 import type { Effect } from '../tools/tool'
 import type { JsonSchema } from './schema'
 

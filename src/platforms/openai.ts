@@ -1,4 +1,4 @@
-import type { CatalogEntry } from '../routes/catalog'
+import type { CatalogEntry } from '../http/routes/catalog'
 import { branchesOf, isSchema, type JsonSchema, propertiesOf, requiredOf, typesOf } from './schema'
 
 export interface OpenAiTool {

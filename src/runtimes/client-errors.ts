@@ -1,6 +1,6 @@
 import type { EventEmitter } from 'node:events'
 import type { Duplex } from 'node:stream'
-import { titleOf } from '../tools/errors'
+import { titleOf } from '../core/errors'
 
 /**
  * Node answers requests it cannot parse (headers over its limit, a garbled request line) itself, before

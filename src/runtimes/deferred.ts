@@ -1,6 +1,6 @@
 import { Hono } from 'hono'
-import { problemResponse } from '../routes/problem'
-import { ToolError } from '../tools/errors'
+import { ToolError } from '../core/errors'
+import { problemResponse } from '../http/problem'
 import type { Logger } from '../tools/tool'
 
 /** Anything that answers fetch requests: the app createApp builds. */

@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client'
-import type { Metrics } from '../observability/metrics'
+import type { Metrics } from '../core/metrics'
 import type { ToolServices } from '../tools/services'
 
 /** prom-client metrics of one service instance; a fresh Registry, never the global default one. */

@@ -1,13 +1,13 @@
 import { mkdir } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import { createChromiumBrowser } from '../browser/chromium'
-import type { Config } from '../config'
-import type { PolicyWorkerOptions } from '../sandbox/command-lister'
+import type { Config } from '../config/config'
+import { createNodeHttpClient } from '../net/node-http'
+import { createConfiguredSearch } from '../net/search/configured'
+import type { PolicyWorkerOptions } from '../sandbox/policy/command-lister'
 import { setupShell } from '../sandbox/setup'
 import { noServices, type ToolServices } from '../tools/services'
 import type { Logger } from '../tools/tool'
-import { createNodeHttpClient } from '../web/node-http'
-import { createConfiguredSearch } from '../web/search/configured'
 import { createNodeSystemProbe } from './node-system'
 
 export interface NodeServices {

@@ -8,7 +8,7 @@ let draining = false
 // through tsx when run unbuilt (npm run dev).
 const unbuilt = import.meta.url.endsWith('.ts')
 const policyWorker = unbuilt
-  ? { url: new URL('../sandbox/policy-worker.ts', import.meta.url), typescript: true }
+  ? { url: new URL('../sandbox/policy/policy-worker.ts', import.meta.url), typescript: true }
   : { url: new URL('./policy-worker.js', import.meta.url) }
 const service = await startNodeService(process.env, { draining: () => draining }, { policyWorker }).catch(
   (error: unknown) => {

@@ -1,4 +1,4 @@
-import { type ApiKey, ConfigError, parseApiKeys, parseKeysFile } from '../config'
+import { type ApiKey, ConfigError, parseApiKeys, parseKeysFile } from '../config/config'
 
 /**
  * API keys kept in AWS (TOOLPORT_API_KEYS_SECRET = the ARN of an SSM parameter or a Secrets Manager

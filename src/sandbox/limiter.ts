@@ -1,4 +1,4 @@
-import { ToolError } from '../tools/errors'
+import { ToolError } from '../core/errors'
 
 export interface Limiter {
   /** Waits for a slot; rejects with rate_limited at once when the queue is full. */

@@ -2,9 +2,9 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { loadConfig } from '../config'
+import { loadConfig } from '../config/config'
 import { silentLogger } from '../log'
-import { toolNames } from '../tools/index'
+import { toolNames } from '../tools/builtins'
 import { setupShell } from './setup'
 
 let work: string

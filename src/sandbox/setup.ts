@@ -1,7 +1,7 @@
 import { access, mkdir } from 'node:fs/promises'
 import { availableParallelism } from 'node:os'
 import { delimiter, join, resolve } from 'node:path'
-import type { Config } from '../config'
+import type { Config } from '../config/config'
 import type { Logger } from '../tools/tool'
 import {
   type BwrapOptions,
@@ -10,19 +10,19 @@ import {
   probeBwrap,
   type SandboxLimits,
   writeSandboxEtc,
-} from './bwrap'
-import { probeCgroups } from './cgroup'
-import { createWorkerLister, type PolicyWorkerOptions } from './command-lister'
+} from './executors/bwrap'
+import { probeCgroups } from './executors/cgroup'
 import {
   type ContainerOptions,
   createContainerSandbox,
   engineEnvironment,
   missingImages,
   probeContainer,
-} from './container'
+} from './executors/container'
+import { createProcessSandbox } from './executors/process'
+import type { Sandbox } from './executors/sandbox'
 import { createLimiter } from './limiter'
-import { createProcessSandbox } from './process'
-import type { Sandbox } from './sandbox'
+import { createWorkerLister, type PolicyWorkerOptions } from './policy/command-lister'
 import { createShellService, type ShellService } from './shell-service'
 
 export interface ShellSetup {

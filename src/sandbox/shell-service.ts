@@ -1,12 +1,12 @@
 import { lstat, mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { ToolError } from '../core/errors'
 import type { ObjectStore } from '../storage/store'
-import { ToolError } from '../tools/errors'
+import type { OutputStream, Sandbox, SandboxRunResult, SandboxStatus } from './executors/sandbox'
 import type { Limiter } from './limiter'
-import { createWorkspaceMirrors, type FileChange, type SkippedFile, type WorkspaceMirrors } from './mirror'
-import type { CommandPolicy } from './policy'
-import type { OutputStream, Sandbox, SandboxRunResult, SandboxStatus } from './sandbox'
+import { createWorkspaceMirrors, type FileChange, type SkippedFile, type WorkspaceMirrors } from './mirror/mirror'
+import type { CommandPolicy } from './policy/policy'
 
 export interface ShellRequest {
   storage: ObjectStore

@@ -2,8 +2,8 @@ import { lstat, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ToolError } from '../tools/errors'
-import { describeObjectStoreContract } from './contract'
+import { describeObjectStoreContract } from '../../test/support/storage-contract'
+import { ToolError } from '../core/errors'
 import { createFsStorage } from './fs'
 import type { ObjectStore } from './store'
 

@@ -26,8 +26,8 @@ import {
 } from 'node:fs/promises'
 import { join } from 'node:path'
 import { Readable } from 'node:stream'
-import { timeSlices } from '../time-slices'
-import { ToolError } from '../tools/errors'
+import { ToolError } from '../core/errors'
+import { timeSlices } from '../core/time-slices'
 import { assertValidKey, assertValidPrefix, clampListLimit, compareKeys, isValidKey, selectListPage } from './keys'
 import type { ListOptions, ListResult, ObjectBody, ObjectInfo, ObjectStore, ObjectStream, StoredObject } from './store'
 

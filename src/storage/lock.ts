@@ -1,4 +1,4 @@
-import { ToolError } from '../tools/errors'
+import { ToolError } from '../core/errors'
 import type { ObjectStore } from './store'
 
 export interface ObjectLockOptions {

@@ -1,4 +1,4 @@
-import { describeObjectStoreContract } from './contract'
+import { describeObjectStoreContract } from '../../test/support/storage-contract'
 import { createMemoryStorage } from './memory'
 
 describeObjectStoreContract('memory', async () => ({ store: createMemoryStorage() }))

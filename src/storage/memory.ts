@@ -1,5 +1,5 @@
-import { ToolError } from '../tools/errors'
-import { sha256Hex } from './digest'
+import { sha256Hex } from '../core/digest'
+import { ToolError } from '../core/errors'
 import { assertValidKey, assertValidPrefix, clampListLimit, rollUpKey, selectListPage } from './keys'
 import type {
   ListOptions,

@@ -1,6 +1,6 @@
 import { Miniflare } from 'miniflare'
 import { describe, expect, it } from 'vitest'
-import { describeObjectStoreContract } from './contract'
+import { describeObjectStoreContract } from '../../test/support/storage-contract'
 import { createR2Storage, type R2BucketLike } from './r2'
 
 // Miniflare runs workerd in-process with a real (local, in-memory) R2 bucket behind the binding API.

@@ -1,4 +1,4 @@
-import { ToolError } from '../tools/errors'
+import { ToolError } from '../core/errors'
 import { assertValidKey, assertValidPrefix, clampListLimit } from './keys'
 import type {
   ListOptions,

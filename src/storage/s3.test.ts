@@ -2,8 +2,8 @@ import { createServer } from 'node:http'
 import { HeadObjectCommand } from '@aws-sdk/client-s3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type S3rverInstance, s3rverCredentials, startS3rver } from '../../test/support/s3rver'
-import { ToolError } from '../tools/errors'
-import { describeObjectStoreContract } from './contract'
+import { describeObjectStoreContract } from '../../test/support/storage-contract'
+import { ToolError } from '../core/errors'
 import { copySourceOf, createS3Client, createS3Storage, type S3StorageOptions } from './s3'
 
 function optionsFor(server: S3rverInstance, extra: Partial<S3StorageOptions> = {}): S3StorageOptions {

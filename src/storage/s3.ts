@@ -10,8 +10,8 @@ import {
 } from '@aws-sdk/client-s3'
 import { Upload } from '@aws-sdk/lib-storage'
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner'
-import { contentDisposition } from '../files/mime'
-import { ToolError } from '../tools/errors'
+import { ToolError } from '../core/errors'
+import { contentDisposition } from '../core/mime'
 import { assertValidKey, assertValidPrefix, clampListLimit } from './keys'
 import type {
   ListOptions,

@@ -1,8 +1,8 @@
 import type { BrowserService } from '../browser/types'
-import type { FileLinks } from '../files/links'
+import type { FileLinks } from '../downloads/links'
+import type { HttpClient } from '../net/http'
+import type { SearchProvider } from '../net/search/search'
 import type { ShellService } from '../sandbox/shell-service'
-import type { HttpClient } from '../web/http'
-import type { SearchProvider } from '../web/search'
 import type { TenantQuota } from '../workspace/quota'
 
 /** Facts about the machine for system_info; supplied by the runtime (Node, Lambda, Workers). */

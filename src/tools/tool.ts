@@ -2,7 +2,7 @@ import type { z } from 'zod'
 import type { Workspace } from '../workspace/workspace'
 import type { ToolServices } from './services'
 
-export { type ErrorCode, ToolError } from './errors'
+export { type ErrorCode, ToolError } from '../core/errors'
 
 /**
  * What a call may do to the world. `read` changes nothing; `write` changes the workspace;

@@ -1,5 +1,5 @@
+import { ToolError } from '../core/errors'
 import type { ListResult, ObjectBody, ObjectInfo, ObjectStore } from '../storage/store'
-import { ToolError } from '../tools/errors'
 
 /**
  * Per-tenant storage quota (TOOLPORT_TENANT_QUOTA_BYTES). The usage of a tenant is the sum of its

@@ -1,8 +1,8 @@
-import { sha256Hex } from '../storage/digest'
+import { sha256Hex } from '../core/digest'
+import { ToolError } from '../core/errors'
+import { isValidIdentifier, normalizeWorkspacePath } from '../core/paths'
 import { withObjectLock } from '../storage/lock'
 import type { ObjectInfo, ObjectStore } from '../storage/store'
-import { ToolError } from '../tools/errors'
-import { isValidIdentifier, normalizeWorkspacePath } from './paths'
 import { quotaStore, type TenantQuota } from './quota'
 
 export interface WorkspaceEntry {

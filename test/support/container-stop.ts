@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type ContainerOptions, createContainerSandbox } from '../../src/sandbox/container'
-import type { Sandbox } from '../../src/sandbox/sandbox'
+import { type ContainerOptions, createContainerSandbox } from '../../src/sandbox/executors/container'
+import type { Sandbox } from '../../src/sandbox/executors/sandbox'
 import { ensureTestImage } from './container-image'
 
 const exec = promisify(execFile)

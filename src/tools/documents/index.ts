@@ -1,5 +1,5 @@
-import { excelAnalyze } from './excel'
-import { officeDocument } from './office'
-import { pdfGeneration } from './pdf'
+import { excelAnalyze } from './excel/excel-analyze'
+import { officeDocument } from './office/office-document'
+import { pdfGeneration } from './pdf/pdf-generation'
 
 export const documentTools = [pdfGeneration, officeDocument, excelAnalyze] as const

@@ -1,4 +1,4 @@
-import { ToolError } from '../errors'
+import { ToolError } from '../../core/errors'
 
 // marked recurses once per nesting level and rescans delimiter runs: a few KB of `>>>>…` or of
 // two-space-indented list items overflow its stack or hold the event loop for seconds (measured:

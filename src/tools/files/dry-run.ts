@@ -1,5 +1,5 @@
 import { createTwoFilesPatch } from 'diff'
-import { normalizeWorkspacePath } from '../../workspace/paths'
+import { normalizeWorkspacePath } from '../../core/paths'
 import type { Workspace } from '../../workspace/workspace'
 import type { ToolLimits } from '../tool'
 import { multiEditText, replaceFirstText } from './edit'

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { ToolError } from '../errors'
+import { ToolError } from '../../core/errors'
 import { defineTool, type ToolContext } from '../tool'
 import { writeAfterEdit } from './editing'
 import { EditOutput, WorkspacePath } from './schemas'

@@ -1,7 +1,7 @@
 import picomatch from 'picomatch/posix.js'
 import { z } from 'zod'
+import { ToolError } from '../../core/errors'
 import type { WorkspaceEntry } from '../../workspace/workspace'
-import { ToolError } from '../errors'
 import { defineTool } from '../tool'
 import { WorkspacePath } from './schemas'
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import type { ToolError } from '../errors'
+import type { ToolError } from '../../core/errors'
 import { applyLinePatches } from './patch'
 
 const patch = (start_line: number, end_line: number, content: string) => ({ start_line, end_line, content })

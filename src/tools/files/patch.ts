@@ -1,4 +1,4 @@
-import { ToolError } from '../errors'
+import { ToolError } from '../../core/errors'
 import { lineEnding, splitLines } from './text'
 
 export interface LinePatch {

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { ToolError } from '../errors'
+import { ToolError } from '../../core/errors'
 import { defineTool } from '../tool'
 import { LineNumber, WorkspacePath } from './schemas'
 import { cutToJsonBudget, decodeText, jsonLength, splitLines } from './text'

@@ -1,6 +1,6 @@
 import { z } from 'zod'
-import { normalizeWorkspacePath } from '../../workspace/paths'
-import { isToolError } from '../errors'
+import { isToolError } from '../../core/errors'
+import { normalizeWorkspacePath } from '../../core/paths'
 
 /** Checks a path at the schema, so a bad one is refused before anything runs (also for async jobs). */
 export function workspacePathSchema(options: { allowRoot?: boolean } = {}) {

@@ -1,4 +1,4 @@
-import { ToolError } from '../errors'
+import { ToolError } from '../../core/errors'
 
 /** Text helpers shared by the file tools: decoding, line arithmetic and response budgets. */
 

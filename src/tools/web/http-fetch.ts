@@ -1,6 +1,6 @@
 import { z } from 'zod'
-import { decodeTextBody, toBase64 } from '../../web/content-type'
-import { ToolError } from '../errors'
+import { ToolError } from '../../core/errors'
+import { decodeTextBody, toBase64 } from '../../net/content-type'
 import { cutToJsonBudget } from '../files/text'
 import { defineTool } from '../tool'
 

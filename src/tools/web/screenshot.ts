@@ -1,7 +1,7 @@
 import { z } from 'zod'
-import { fileOutput, saveOutputFile } from '../../files/handoff'
-import { FileOutputFields, OutputPath } from '../../files/schemas'
-import { ToolError } from '../errors'
+import { ToolError } from '../../core/errors'
+import { fileOutput, saveOutputFile } from '../../downloads/handoff'
+import { FileOutputFields, OutputPath } from '../../downloads/schemas'
 import { defineTool } from '../tool'
 import { requireHttp } from './http-fetch'
 

@@ -1,10 +1,10 @@
 import { z } from 'zod'
-import { decodeTextBody, parseContentType } from '../../web/content-type'
-import type { ReadablePage } from '../../web/readable'
-import { ToolError } from '../errors'
+import { ToolError } from '../../core/errors'
+import { decodeTextBody, parseContentType } from '../../net/content-type'
 import { cutToJsonBudget } from '../files/text'
 import { defineTool } from '../tool'
 import { requireHttp } from './http-fetch'
+import type { ReadablePage } from './readable'
 
 const htmlTypes = new Set(['text/html', 'application/xhtml+xml'])
 
@@ -86,7 +86,7 @@ export const webFetch = defineTool({
  */
 async function readPage(html: string, url: string): Promise<ReadablePage> {
   // Readability, linkedom and turndown load on the first HTML page, not at every start.
-  const { extractReadable } = await import('../../web/readable')
+  const { extractReadable } = await import('./readable')
   try {
     return extractReadable(html, url)
   } catch (error) {

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { ToolError } from '../errors'
+import { ToolError } from '../../core/errors'
 import { defineTool } from '../tool'
 
 export const webSearch = defineTool({

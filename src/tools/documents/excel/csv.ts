@@ -1,4 +1,4 @@
-import { ToolError } from '../../errors'
+import { ToolError } from '../../../core/errors'
 import { createProfile, type Observed, type SheetProfile, shortText } from './profile'
 
 /**

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream'
 import ExcelJS from 'exceljs'
-import { ToolError } from '../../errors'
+import { ToolError } from '../../../core/errors'
 import { createProfile, type Observed, type SheetProfile, shortText } from './profile'
 import { inspectXlsx } from './zip-guard'
 

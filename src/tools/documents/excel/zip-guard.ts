@@ -1,5 +1,5 @@
 import { Inflate } from 'fflate'
-import { ToolError } from '../../errors'
+import { ToolError } from '../../../core/errors'
 
 /**
  * Checks an .xlsx (a zip) before any parser sees it, so zip bombs and malformed archives become a

@@ -1,5 +1,5 @@
 import { Marked, type Tokens } from 'marked'
-import { escapeHtml } from '../../../web/escape-html'
+import { escapeHtml } from '../../../core/escape-html'
 import { assertMarkdownNesting } from '../markdown-limits'
 
 /**

@@ -1,5 +1,5 @@
 import { PDFDocument, type RGB } from 'pdf-lib'
-import { ToolError } from '../../errors'
+import { ToolError } from '../../../core/errors'
 import type { Block } from '../markdown'
 import { documentFonts } from './fonts'
 import { createFlow, createMeasure, type Line, wrapSpans } from './layout'

@@ -1,0 +1,97 @@
+import type { ApiKey } from '../config/config'
+import { ToolError } from '../core/errors'
+import type { Effect } from '../tools/tool'
+
+/** Who is calling: a tenant, and the tools its key may use (undefined: every enabled tool). */
+export interface Principal {
+  /** Stable and non-secret: 'anonymous', or 'key-N' for the N-th configured key (rate limits, metrics). */
+  id: string
+  tenant: string
+  tools: ReadonlySet<string> | undefined
+  /** Effects whose calls wait for an approval (POST /v1/approvals/{id}); empty: none. */
+  requireApproval: ReadonlySet<Effect>
+  /** May decide the tenant's pending approvals; never together with requireApproval. */
+  approver: boolean
+}
+
+export interface Authenticator {
+  readonly enabled: boolean
+  /** Resolves the Authorization header to a principal, or throws unauthenticated. */
+  authenticate(authorization: string | undefined): Promise<Principal>
+}
+
+const encoder = new TextEncoder()
+
+async function digest(value: string): Promise<Uint8Array> {
+  return new Uint8Array(await crypto.subtle.digest('SHA-256', encoder.encode(value)))
+}
+
+/** Compares two equal-length digests without an early exit, so timing reveals nothing. */
+function digestsEqual(left: Uint8Array, right: Uint8Array): boolean {
+  let difference = left.length ^ right.length
+  for (let index = 0; index < left.length; index++) difference |= (left[index] ?? 0) ^ (right[index] ?? 0)
+  return difference === 0
+}
+
+const unauthenticated = (message: string) =>
+  new ToolError('unauthenticated', message, {
+    hint: 'Send the header "Authorization: Bearer <key>" with a key issued for this service.',
+    headers: { 'WWW-Authenticate': 'Bearer realm="toolport"' },
+  })
+
+/**
+ * Keys are compared as SHA-256 digests in constant time, and every configured key is checked on
+ * every call, so neither the key's length nor its position in the list shows in the timing.
+ */
+export function createAuthenticator(keys: readonly ApiKey[]): Authenticator {
+  const anonymous: Principal = {
+    id: 'anonymous',
+    tenant: 'default',
+    tools: undefined,
+    requireApproval: new Set(),
+    approver: false,
+  }
+  const hashed = Promise.all(
+    keys.map(async (apiKey, index) => ({
+      digest: await digest(apiKey.key),
+      principal: {
+        id: `key-${index + 1}`,
+        tenant: apiKey.tenant,
+        tools: apiKey.tools ? new Set(apiKey.tools) : undefined,
+        requireApproval: new Set(apiKey.require_approval ?? []),
+        approver: apiKey.approver === true,
+      },
+    })),
+  )
+  // Keys already proven valid skip the digest (WebCrypto's async hash is a large share of a small
+  // call). Only exact valid keys are stored, so the map never holds more entries than keys exist,
+  // and a wrong key always takes the full constant-time path.
+  const proven = new Map<string, Principal>()
+  return {
+    enabled: keys.length > 0,
+    async authenticate(authorization) {
+      if (keys.length === 0) return anonymous
+      if (!authorization) throw unauthenticated('This endpoint requires a bearer key.')
+      const match = /^Bearer[ \t]+([^\s]+)[ \t]*$/i.exec(authorization)
+      if (!match?.[1]) throw unauthenticated('The Authorization header must have the form "Bearer <key>".')
+      const known = proven.get(match[1])
+      if (known) return known
+      const presented = await digest(match[1])
+      let found: Principal | undefined
+      for (const candidate of await hashed) {
+        if (digestsEqual(candidate.digest, presented) && !found) found = candidate.principal
+      }
+      if (!found) throw unauthenticated('The bearer key is not valid.')
+      proven.set(match[1], found)
+      return found
+    },
+  }
+}
+
+export function assertToolAllowed(principal: Principal, tool: string): void {
+  if (!principal.tools || principal.tools.has(tool)) return
+  const allowed = [...principal.tools].sort().join(', ')
+  throw new ToolError('permission_denied', `This key may not call ${tool}.`, {
+    hint: `This key may call only: ${allowed}.`,
+  })
+}

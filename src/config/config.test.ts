@@ -1,0 +1,111 @@
+import { describe, expect, it } from 'vitest'
+import { toolNames } from '../tools/builtins'
+import { ConfigError, isLoopbackHost, loadConfig, parseKeysFile } from './config'
+
+const load = (env: Record<string, string>) => loadConfig(env, { toolNames })
+
+describe('loadConfig', () => {
+  it('has embedded defaults for a local start', () => {
+    const config = load({})
+    expect(config).toMatchObject({
+      port: 8787,
+      host: '127.0.0.1',
+      publicUrl: 'http://127.0.0.1:8787',
+      dataDir: './.toolport-data',
+      storage: 'fs',
+      apiKeys: [],
+      tools: undefined,
+      maxFileBytes: 10 * 1024 * 1024,
+      maxResponseChars: 100_000,
+    })
+  })
+
+  it('fails at start on an unknown tool in TOOLPORT_TOOLS, naming it', () => {
+    expect(() => load({ TOOLPORT_TOOLS: 'read_file,rm_rf' })).toThrow(/unknown tool rm_rf/)
+    expect(() => load({ TOOLPORT_TOOLS: ' , ' })).toThrow(ConfigError)
+    expect(load({ TOOLPORT_TOOLS: 'read_file, list_files' }).tools).toEqual(['read_file', 'list_files'])
+  })
+
+  it('names the variable of a bad value', () => {
+    expect(() => load({ PORT: 'eighty' })).toThrow(/PORT/)
+    expect(() => load({ PORT: '70000' })).toThrow(/PORT/)
+    expect(() => load({ TOOLPORT_STORAGE: 'ftp' })).toThrow(/TOOLPORT_STORAGE/)
+    expect(() => load({ TOOLPORT_MAX_FILE_BYTES: '-1' })).toThrow(/TOOLPORT_MAX_FILE_BYTES/)
+    expect(() => load({ TOOLPORT_PUBLIC_URL: 'javascript:alert(1)' })).toThrow(/TOOLPORT_PUBLIC_URL/)
+    expect(() => load({ TOOLPORT_S3_FORCE_PATH_STYLE: 'maybe' })).toThrow(/TOOLPORT_S3_FORCE_PATH_STYLE/)
+    expect(() => load({ TOOLPORT_STORAGE: 's3' })).toThrow(/TOOLPORT_S3_BUCKET/)
+  })
+
+  it('parses tenant=key lists; a bare key belongs to tenant default', () => {
+    const config = load({ TOOLPORT_API_KEYS: 'acme=key-acme-0123456789ab, key-default-0123456789' })
+    expect(config.apiKeys).toEqual([
+      { tenant: 'acme', key: 'key-acme-0123456789ab' },
+      { tenant: 'default', key: 'key-default-0123456789' },
+    ])
+  })
+
+  it('refuses weak, duplicate and badly named keys', () => {
+    expect(() => load({ TOOLPORT_API_KEYS: 'short' })).toThrow(/at least 16/)
+    expect(() => load({ TOOLPORT_API_KEYS: '../x=key-0123456789abcdef' })).toThrow(/tenant/)
+    expect(() => load({ TOOLPORT_API_KEYS: 'a=key-0123456789abcdef,b=key-0123456789abcdef' })).toThrow(/twice/)
+  })
+
+  it('refuses to serve a non-loopback address without keys', () => {
+    expect(() => load({ HOST: '0.0.0.0' })).toThrow(/loopback/)
+    expect(() => load({ HOST: '::' })).toThrow(/loopback/)
+    expect(load({ HOST: '0.0.0.0', TOOLPORT_API_KEYS: 'key-0123456789abcdef' }).host).toBe('0.0.0.0')
+    expect(load({ HOST: '::1' }).publicUrl).toBe('http://[::1]:8787')
+  })
+
+  it('configures S3 with region and path style', () => {
+    const config = load({
+      TOOLPORT_STORAGE: 's3',
+      TOOLPORT_S3_BUCKET: 'my-bucket',
+      TOOLPORT_S3_ENDPOINT: 'http://127.0.0.1:9000',
+      TOOLPORT_S3_FORCE_PATH_STYLE: 'true',
+    })
+    expect(config.s3).toEqual({
+      bucket: 'my-bucket',
+      endpoint: 'http://127.0.0.1:9000',
+      region: 'us-east-1',
+      forcePathStyle: true,
+    })
+  })
+})
+
+describe('parseKeysFile', () => {
+  it('reads keys limited to tools and checks the tool names at load', () => {
+    const keys = parseKeysFile(JSON.stringify([{ tenant: 't1', key: 'k'.repeat(20), tools: ['read_file'] }]))
+    expect(keys).toEqual([{ tenant: 't1', key: 'k'.repeat(20), tools: ['read_file'] }])
+    expect(() =>
+      loadConfig({}, { toolNames, fileKeys: [{ tenant: 't', key: 'k'.repeat(20), tools: ['nope'] }] }),
+    ).toThrow(/unknown tool nope/)
+  })
+
+  it('explains malformed files', () => {
+    expect(() => parseKeysFile('{')).toThrow(/not valid JSON/)
+    expect(() => parseKeysFile('[{"tenant":"t"}]')).toThrow(/key/)
+  })
+
+  it('reads approver keys, and refuses a key that would approve its own calls', () => {
+    const key = 'k'.repeat(20)
+    expect(parseKeysFile(JSON.stringify([{ tenant: 't', key, approver: true }]))).toEqual([
+      { tenant: 't', key, approver: true },
+    ])
+    expect(() => parseKeysFile(JSON.stringify([{ tenant: 't', key, approver: 'yes' }]))).toThrow(/approver/)
+    expect(() =>
+      parseKeysFile(JSON.stringify([{ tenant: 't', key, approver: true, require_approval: ['write'] }])),
+    ).toThrow(/0\.approver: a key cannot both need approval and give it/)
+    // An empty require_approval gates nothing, so such a key may approve.
+    expect(parseKeysFile(JSON.stringify([{ tenant: 't', key, approver: true, require_approval: [] }]))).toHaveLength(1)
+  })
+})
+
+describe('isLoopbackHost', () => {
+  it('accepts only loopback forms', () => {
+    for (const host of ['127.0.0.1', '127.1.2.3', 'localhost', '::1', '[::1]'])
+      expect(isLoopbackHost(host), host).toBe(true)
+    for (const host of ['0.0.0.0', '::', '10.0.0.1', 'example.com', '127.0.0.1.nip.io'])
+      expect(isLoopbackHost(host), host).toBe(false)
+  })
+})

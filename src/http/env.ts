@@ -1,0 +1,13 @@
+import type { Principal } from '../auth/authenticator'
+
+/** Per-request values that middleware hands to handlers. */
+export interface AppEnv {
+  Variables: {
+    requestId: string
+    principal: Principal
+    /** The tool being called, for the access log. */
+    tool: string
+    /** The component behind a failure (storage, sandbox, …), for metrics. */
+    errorOrigin: string
+  }
+}

@@ -1,0 +1,123 @@
+import { z } from '@hono/zod-openapi'
+import type { Context } from 'hono'
+import { HTTPException } from 'hono/http-exception'
+import type { ZodError } from 'zod'
+import { type ErrorCode, errorCodes, isToolError, nestingError, statusOf, ToolError, titleOf } from '../core/errors'
+import { describeCause } from '../log'
+import type { Logger } from '../tools/tool'
+
+/** RFC 9457 problem details, with toolport's `code` and model-facing `hint` always present. */
+export const Problem = z
+  .object({
+    type: z.string().describe('URI naming the kind of problem.'),
+    title: z.string(),
+    status: z.number().int(),
+    detail: z.string(),
+    code: z.enum(errorCodes),
+    hint: z.string().describe('One sentence telling the caller how to call correctly.'),
+    request_id: z.string().optional(),
+    field: z.string().optional().describe('The input field at fault, as a dotted path.'),
+  })
+  .passthrough()
+  .openapi('Problem')
+
+export function problemType(code: ErrorCode): string {
+  return `urn:toolport:problem:${code}`
+}
+
+export function problemResponse(context: Context, error: ToolError): Response {
+  const body = problemDocument(context, error)
+  const headers = new Headers({ 'Content-Type': 'application/problem+json', 'Cache-Control': 'no-store' })
+  for (const [name, value] of Object.entries(error.headers ?? {})) headers.set(name, value)
+  return new Response(JSON.stringify(body), { status: body.status, headers })
+}
+
+function problemDocument(context: Context, error: ToolError) {
+  const status = statusOf(error.code)
+  const requestId = context.get('requestId') as string | undefined
+  const standard = {
+    type: problemType(error.code),
+    title: titleOf(error.code),
+    status,
+    detail: error.message,
+    code: error.code,
+    hint: error.hint,
+  }
+  // Extension members follow the standard ones and can never overwrite them.
+  return { ...standard, ...error.details, ...standard, ...(requestId ? { request_id: requestId } : {}) }
+}
+
+/** Turns a zod failure into one validation error naming the first failing field. */
+export function validationError(error: ZodError, subject: string): ToolError {
+  const issues = error.issues.slice(0, 5).map((issue) => {
+    const field = issue.path.map(String).join('.')
+    return field ? `${field}: ${issue.message}` : issue.message
+  })
+  const first = error.issues[0]
+  const field = first?.path.map(String).join('.') || undefined
+  // A check that knows better (a path rule, say) passes its own hint along with the issue.
+  const specific = first?.code === 'custom' ? (first.params as { hint?: unknown } | undefined)?.hint : undefined
+  return new ToolError('validation', `Invalid ${subject}: ${issues.join('; ')}`, {
+    hint:
+      typeof specific === 'string'
+        ? specific
+        : field
+          ? `Fix the field "${field}" to match the input_schema in GET /v1/tools and send the call again.`
+          : 'Send a JSON object that matches the input_schema in GET /v1/tools.',
+    details: field ? { field } : {},
+  })
+}
+
+function fromHttpException(exception: HTTPException): ToolError {
+  switch (exception.status) {
+    case 400:
+      return new ToolError('validation', 'The request body is not valid JSON.', {
+        hint: 'Send a JSON object as the body, with the header "Content-Type: application/json".',
+      })
+    case 401:
+      return new ToolError('unauthenticated', 'Authentication is required.')
+    case 413:
+      return new ToolError('size_exceeded', 'The request body is larger than this service accepts.', {
+        hint: 'Send a smaller body; large files must stay under the file size limit.',
+      })
+    case 415:
+      return new ToolError('unsupported_media_type', 'The request body must be JSON.', {
+        hint: 'Send the header "Content-Type: application/json" with a JSON object body.',
+      })
+    default:
+      return new ToolError('internal', 'The request could not be processed.')
+  }
+}
+
+/** Any thrown value as the ToolError a caller may see; internal details go to the log only. */
+function toToolError(error: unknown, context: Context, log: Logger): ToolError {
+  if (isToolError(error)) {
+    if (error.origin) context.set('errorOrigin', error.origin)
+    if (error.code === 'internal' || error.code === 'unavailable') {
+      log.error(error.message, {
+        code: error.code,
+        cause: describeCause(error.cause),
+        request_id: context.get('requestId'),
+      })
+    }
+    return error
+  }
+  if (error instanceof HTTPException) return fromHttpException(error)
+  const tooDeep = nestingError(error)
+  if (tooDeep) {
+    log.warn('input nested too deeply', { cause: describeCause(error), request_id: context.get('requestId') })
+    return tooDeep
+  }
+  log.error('unhandled error', { cause: describeCause(error), request_id: context.get('requestId') })
+  return new ToolError('internal', 'An unexpected error occurred.')
+}
+
+/** The one place where any thrown value becomes an HTTP response. */
+export function handleError(error: unknown, context: Context, log: Logger): Response {
+  return problemResponse(context, toToolError(error, context, log))
+}
+
+/** The problem document of an error, for transports that carry it inside a stream. */
+export function problemBody(error: unknown, context: Context, log: Logger): Record<string, unknown> {
+  return problemDocument(context, toToolError(error, context, log))
+}

@@ -1,0 +1,133 @@
+import type { OpenAPIHono } from '@hono/zod-openapi'
+import { ToolError } from '../../core/errors'
+import { isSchema } from '../../platforms/schema'
+import type { ObjectStore } from '../../storage/store'
+import type { Effect, Tool, ToolLimits } from '../../tools/tool'
+import type { WorkspaceEntry } from '../../workspace/workspace'
+import { createWorkspace } from '../../workspace/workspace'
+import type { AppEnv } from '../env'
+import { inputSchemaOf } from './catalog'
+import { WorkspaceId } from './tools'
+
+// Enough to orient a model in a project; the rest is one list_files away.
+const maxEntries = 200
+
+const effectMeaning: Record<Effect, string> = {
+  read: 'changes nothing',
+  write: 'changes workspace files',
+  external: 'reaches outside the service (network)',
+  destructive: 'may lose data or run arbitrary commands',
+}
+
+export interface ContextDeps {
+  storage: ObjectStore
+  limits: ToolLimits
+}
+
+interface ContextDocument {
+  workspace: string
+  files: { entries: Array<Pick<WorkspaceEntry, 'path' | 'type' | 'size'>>; truncated: boolean }
+  limits: {
+    max_file_bytes: number
+    max_response_chars: number
+    shell_timeout_seconds?: { default: number; max: number }
+  }
+  tools: Array<{ name: string; title: string; effect: Effect }>
+}
+
+/**
+ * GET /v1/context: what a platform can put in its system prompt so the model knows the workspace,
+ * the limits and its tools before its first call, instead of spending calls to find out.
+ */
+export function registerContextRoute(app: OpenAPIHono<AppEnv>, tools: readonly Tool[], deps: ContextDeps): void {
+  const shellTimeout = shellTimeoutOf(tools)
+  app.get('/v1/context', async (context) => {
+    const parsed = WorkspaceId.safeParse(context.req.query('workspace'))
+    if (!parsed.success) {
+      throw new ToolError('validation', `Invalid workspace ${JSON.stringify(context.req.query('workspace'))}.`, {
+        hint: 'Use a workspace id of 1 to 64 characters from A-Z, a-z, 0-9, ".", "_" and "-", not only dots.',
+        details: { field: 'workspace' },
+      })
+    }
+    const format = context.req.query('format') ?? 'text'
+    if (format !== 'text' && format !== 'json') {
+      throw new ToolError('validation', `Unknown context format ${JSON.stringify(format)}.`, {
+        hint: 'Use format=text (the default) or format=json.',
+        details: { field: 'format' },
+      })
+    }
+    const principal = context.get('principal')
+    const workspace = createWorkspace(deps.storage, principal.tenant, parsed.data)
+    const { listing } = await workspace.list('', { recursive: true, limit: maxEntries })
+    const allowed = tools.filter((tool) => !principal.tools || principal.tools.has(tool.name))
+    const document: ContextDocument = {
+      workspace: parsed.data,
+      files: {
+        entries: listing.entries.map(({ path, type, size }) => ({ path, type, size })),
+        truncated: listing.truncated,
+      },
+      limits: {
+        max_file_bytes: deps.limits.maxFileBytes,
+        max_response_chars: deps.limits.maxResponseChars,
+        ...(shellTimeout && allowed.some((tool) => tool.name === 'execute_command')
+          ? { shell_timeout_seconds: shellTimeout }
+          : {}),
+      },
+      tools: allowed.map((tool) => ({ name: tool.name, title: tool.title, effect: tool.effect })),
+    }
+    if (format === 'json') return context.json(document)
+    return context.text(renderContext(document))
+  })
+}
+
+/** The shell's timeout as execute_command's own schema declares it, so the two cannot disagree. */
+function shellTimeoutOf(tools: readonly Tool[]): { default: number; max: number } | undefined {
+  const shell = tools.find((tool) => tool.name === 'execute_command')
+  const properties = shell ? inputSchemaOf(shell).properties : undefined
+  const timeout = isSchema(properties) ? properties.timeout_seconds : undefined
+  if (!isSchema(timeout) || typeof timeout.default !== 'number' || typeof timeout.maximum !== 'number') return undefined
+  return { default: timeout.default, max: timeout.maximum }
+}
+
+export function renderContext(document: ContextDocument): string {
+  const { files, limits } = document
+  const lines = [
+    `You can use toolport tools on the workspace "${document.workspace}". Paths are relative to its root, separated by "/".`,
+    '',
+    files.entries.length === 0 ? 'Files: the workspace is empty.' : `Files (${files.entries.length} entries):`,
+    ...files.entries.map((entry) => {
+      const depth = entry.path.split('/').length - 1
+      const name = entry.path.split('/').at(-1) ?? entry.path
+      return `${'  '.repeat(depth + 1)}${entry.type === 'dir' ? `${name}/` : `${name} (${formatBytes(entry.size)})`}`
+    }),
+    ...(files.truncated ? [`  … more entries exist; list_files shows the rest.`] : []),
+    '',
+    'Limits:',
+    `- Files up to ${formatBytes(limits.max_file_bytes)} per read or write.`,
+    `- Results up to ${limits.max_response_chars} characters; longer ones come back cut, with truncated: true and a hint.`,
+    ...(limits.shell_timeout_seconds
+      ? [
+          `- execute_command stops a command after ${limits.shell_timeout_seconds.default} s unless timeout_seconds says otherwise (at most ${limits.shell_timeout_seconds.max}).`,
+        ]
+      : []),
+    '',
+    document.tools.length === 0 ? 'Tools: none are available to this key.' : 'Tools you may call (effect in brackets):',
+    ...document.tools.map((tool) => `- ${tool.name} [${tool.effect}]: ${tool.title}`),
+    ...effectsLine(document.tools),
+  ]
+  return `${lines.join('\n')}\n`
+}
+
+function effectsLine(tools: ContextDocument['tools']): string[] {
+  const used = (Object.entries(effectMeaning) as Array<[Effect, string]>).filter(([effect]) =>
+    tools.some((tool) => tool.effect === effect),
+  )
+  if (used.length === 0) return []
+  return ['', `Effects: ${used.map(([effect, meaning]) => `${effect} ${meaning}`).join('; ')}.`]
+}
+
+function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1).replace(/\.0$/, '')} KB`
+  return `${(bytes / 1024 / 1024).toFixed(1).replace(/\.0$/, '')} MB`
+}

@@ -1,0 +1,86 @@
+import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi'
+import { ToolError } from '../../core/errors'
+import type { JobRunner } from '../../jobs/runner'
+import { publicJob } from '../../jobs/types'
+import type { AppEnv } from '../env'
+import { Problem } from '../problem'
+
+export const Job = z
+  .object({
+    job_id: z.string(),
+    status: z.enum(['queued', 'running', 'succeeded', 'failed', 'cancelled']),
+    tool: z.string(),
+    workspace: z.string(),
+    created_at: z.string(),
+    started_at: z.string().nullable(),
+    finished_at: z.string().nullable(),
+    expires_at: z.string(),
+    progress: z.object({ output_bytes: z.number() }).nullable(),
+    status_url: z.string().describe('Poll this URL (GET) until status is succeeded, failed or cancelled.'),
+    result: z.unknown().optional().describe('The tool output, once succeeded.'),
+    error: z.record(z.string(), z.unknown()).optional().describe('The problem document, once failed.'),
+  })
+  .openapi('Job')
+
+const problemContent = { 'application/problem+json': { schema: Problem } }
+const JobId = z
+  .string()
+  .regex(/^[A-Za-z0-9-]{8,64}$/)
+  .openapi({ param: { name: 'id', in: 'path' }, description: 'The job_id.' })
+
+function notFound(id: string): ToolError {
+  return new ToolError('not_found', `No job ${id} for this key.`, {
+    hint: 'Jobs expire after a while and are visible only to the tenant that started them.',
+  })
+}
+
+export function jobStatusUrl(origin: string, id: string): string {
+  return `${origin}/v1/jobs/${id}`
+}
+
+/** GET /v1/jobs/{id} (get_job, for polling) and DELETE /v1/jobs/{id} (cancel_job). */
+export function registerJobRoutes(app: OpenAPIHono<AppEnv>, jobs: JobRunner, publicUrl: string | undefined): void {
+  const origin = (request: Request) => publicUrl ?? new URL(request.url).origin
+  const getJob = createRoute({
+    method: 'get',
+    path: '/v1/jobs/{id}',
+    operationId: 'get_job',
+    summary: 'Get job',
+    description:
+      'Poll a job started with ?async=true or by a call that ran past the synchronous time limit. Repeat every few seconds until status is succeeded (read result), failed (read error) or cancelled.',
+    tags: ['jobs'],
+    security: [{ bearerAuth: [] }],
+    request: { params: z.object({ id: JobId }) },
+    responses: {
+      200: { description: 'The job.', content: { 'application/json': { schema: Job } } },
+      404: { description: 'No such job for this tenant (or it expired).', content: problemContent },
+    },
+  })
+  app.openapi(getJob, async (context) => {
+    const { id } = context.req.valid('param')
+    const job = await jobs.get(context.get('principal').tenant, id)
+    if (!job) throw notFound(id)
+    return context.json(publicJob(job, jobStatusUrl(origin(context.req.raw), job.id)) as never, 200)
+  })
+  const cancelJob = createRoute({
+    method: 'delete',
+    path: '/v1/jobs/{id}',
+    operationId: 'cancel_job',
+    summary: 'Cancel job',
+    description:
+      'Cancel a queued or running job: its sandbox or browser work is killed. Finished jobs are returned unchanged.',
+    tags: ['jobs'],
+    security: [{ bearerAuth: [] }],
+    request: { params: z.object({ id: JobId }) },
+    responses: {
+      200: { description: 'The job after cancelling.', content: { 'application/json': { schema: Job } } },
+      404: { description: 'No such job for this tenant.', content: problemContent },
+    },
+  })
+  app.openapi(cancelJob, async (context) => {
+    const { id } = context.req.valid('param')
+    const job = await jobs.cancel(context.get('principal').tenant, id)
+    if (!job) throw notFound(id)
+    return context.json(publicJob(job, jobStatusUrl(origin(context.req.raw), job.id)) as never, 200)
+  })
+}

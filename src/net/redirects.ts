@@ -1,0 +1,39 @@
+import { ToolError } from '../core/errors'
+import { parseTargetUrl } from './ssrf'
+
+const redirectStatuses = new Set([301, 302, 303, 307, 308])
+const credentialHeaders = ['authorization', 'cookie', 'proxy-authorization']
+
+export interface NextHop {
+  url: URL
+  method: string
+  /** The request body no longer applies (the redirect turned the request into a GET). */
+  dropBody: boolean
+}
+
+/**
+ * Where a response sends the request next, by the fetch standard's rules; undefined when it is not a
+ * redirect. Shared by every HTTP client so each one re-checks the hop the same way. Removes from
+ * `headers` what must not follow: credentials across origins, Content-Type with a dropped body.
+ */
+export function nextHop(
+  current: { url: URL; method: string },
+  response: { status: number; location: string | null | undefined },
+  headers: Record<string, string>,
+  redirects: number,
+  maxRedirects: number,
+): NextHop | undefined {
+  if (!redirectStatuses.has(response.status) || !response.location) return undefined
+  if (redirects >= maxRedirects) {
+    throw new ToolError('connection', `Stopped after ${maxRedirects} redirects at ${current.url.host}.`, {
+      hint: 'The URL redirects too often; fetch the final address directly.',
+    })
+  }
+  const url = parseTargetUrl(new URL(response.location, current.url).href)
+  // Credentials were chosen for the first origin only; never hand them to another one.
+  if (url.origin !== current.url.origin) for (const name of credentialHeaders) delete headers[name]
+  const toGet =
+    response.status === 303 || ((response.status === 301 || response.status === 302) && current.method === 'POST')
+  if (toGet) delete headers['content-type']
+  return { url, method: toGet ? 'GET' : current.method, dropBody: toGet }
+}

@@ -1,0 +1,170 @@
+import type { BigIntStats } from 'node:fs'
+import { constants } from 'node:fs'
+import { type FileHandle, open } from 'node:fs/promises'
+import { ToolError } from '../../core/errors'
+import type { ObjectStore } from '../../storage/store'
+import { entryOf, fingerprintMatches, type Manifest, type ManifestEntry } from './manifest'
+import type { FileChange, SkippedFile, SyncResult } from './mirror'
+import { runPool } from './pool'
+import { hasCode, type LocalEntry, walkTree } from './scan'
+
+/**
+ * Commit writes what the sandbox changed back to storage. Only regular files are ever read; links
+ * are reported and left alone, so nothing outside the mirror can be smuggled into storage. Storage
+ * wins every conflict: a change someone else made during the run is never overwritten.
+ */
+export interface CommitInput {
+  storage: ObjectStore
+  prefix: string
+  files: string
+  /** Updated in place as each change lands, so a failure midway records exactly what reached storage. */
+  manifest: Manifest
+  maxFileBytes: number
+}
+
+interface Upload {
+  path: string
+  location: Buffer
+  known: ManifestEntry | undefined
+}
+
+export const skipReasons = {
+  symlink: 'symbolic link (not followed)',
+  notRegular: 'not a regular file',
+  notAllowed: 'name not allowed in a workspace',
+  changedInStorage: 'changed in storage during the run; storage version kept',
+  createdInStorage: 'created in storage during the run; storage version kept',
+  deletedInStorage: 'deleted in storage during the run; not restored',
+  unreadable: 'not readable',
+  vanished: 'removed during the commit',
+  overQuota: 'over the tenant storage quota; not saved',
+  tooLarge: (limit: number) => `larger than ${limit} bytes`,
+}
+
+const storageConcurrency = 8
+// O_NONBLOCK: a FIFO swapped in after the scan must not make open wait for a writer forever.
+const readFlags = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK
+
+export async function commitChanges(input: CommitInput): Promise<SyncResult> {
+  const { storage, prefix, files, manifest, maxFileBytes } = input
+  const changes: FileChange[] = []
+  const skipped: SkippedFile[] = []
+  const present = new Set<string>()
+  const uploads: Upload[] = []
+  const skip = (path: string, reason: string): void => {
+    skipped.push({ path, reason })
+  }
+
+  const visit = (entry: LocalEntry): boolean => {
+    if (!entry.allowed) {
+      skip(entry.path, skipReasons.notAllowed)
+      return false
+    }
+    if (entry.kind === 'directory') return true
+    if (entry.kind === 'symlink') skip(entry.path, skipReasons.symlink)
+    if (entry.kind === 'other') skip(entry.path, skipReasons.notRegular)
+    if (entry.kind !== 'file') return false
+    present.add(entry.path)
+    const known = manifest.get(entry.path)
+    if (known && fingerprintMatches(known, entry.stats)) return false
+    // Reported but never deleted: the version already in storage stays.
+    if (entry.stats.size > BigInt(maxFileBytes)) skip(entry.path, skipReasons.tooLarge(maxFileBytes))
+    else uploads.push({ path: entry.path, location: entry.location, known })
+    return false
+  }
+  await walkTree(files, visit, { trusted: manifest })
+
+  const deletions = [...manifest].filter(([path]) => !present.has(path))
+  await runPool(deletions, storageConcurrency, async ([path, known]) => {
+    const key = prefix + path
+    const current = await storage.head(key)
+    // The local file is gone either way, so the manifest must stop vouching for it.
+    if (current && current.etag !== known.etag) {
+      manifest.delete(path)
+      skip(path, skipReasons.changedInStorage)
+      return
+    }
+    if (current) await storage.delete(key)
+    manifest.delete(path)
+    changes.push({ path, change: 'deleted' })
+  })
+
+  // After the deletions: a file replacing a deleted folder (or the reverse) needs the old keys gone first.
+  await runPool(uploads, storageConcurrency, async ({ path, location, known }) => {
+    const key = prefix + path
+    const current = await storage.head(key)
+    const conflict = conflictOf(known, current?.etag)
+    if (conflict) return skip(path, conflict)
+    const read = await readRegularFile(location, maxFileBytes)
+    if ('reason' in read) return skip(path, read.reason)
+    let etag: string
+    try {
+      etag = (await storage.put(key, read.bytes)).etag
+    } catch (error) {
+      // A driver conflict (say, an object where a folder is needed) concerns this file only; so does the
+      // tenant quota (TOOLPORT_TENANT_QUOTA_BYTES): the file is skipped with a note, the run still succeeds.
+      if (error instanceof ToolError && error.code === 'conflict') return skip(path, error.message)
+      if (error instanceof ToolError && error.code === 'size_exceeded') {
+        return skip(path, `${skipReasons.overQuota}: ${error.message}`)
+      }
+      throw error
+    }
+    manifest.set(path, entryOf(etag, read.stats))
+    changes.push({ path, change: known ? 'modified' : 'added', size: read.bytes.byteLength })
+  })
+
+  return { changes: changes.sort(byPath), skipped: skipped.sort(byPath) }
+}
+
+function conflictOf(known: ManifestEntry | undefined, currentEtag: string | undefined): string | undefined {
+  if (!known) return currentEtag === undefined ? undefined : skipReasons.createdInStorage
+  if (currentEtag === undefined) return skipReasons.deletedInStorage
+  return currentEtag === known.etag ? undefined : skipReasons.changedInStorage
+}
+
+type ReadResult = { bytes: Uint8Array; stats: BigIntStats } | { reason: string }
+
+/** Opens without following links and trusts fstat, not the earlier scan: the file may have been swapped. */
+async function readRegularFile(location: Buffer, maxBytes: number): Promise<ReadResult> {
+  let handle: FileHandle
+  try {
+    handle = await open(location, readFlags)
+  } catch (error) {
+    if (hasCode(error, 'ELOOP')) return { reason: skipReasons.symlink }
+    if (hasCode(error, 'ENXIO')) return { reason: skipReasons.notRegular }
+    if (hasCode(error, 'ENOENT', 'ENOTDIR')) return { reason: skipReasons.vanished }
+    if (hasCode(error, 'EACCES', 'EPERM')) return { reason: skipReasons.unreadable }
+    throw error
+  }
+  try {
+    const stats = await handle.stat({ bigint: true })
+    if (!stats.isFile()) return { reason: skipReasons.notRegular }
+    if (stats.size > BigInt(maxBytes)) return { reason: skipReasons.tooLarge(maxBytes) }
+    const bytes = await readAtMost(handle, Number(stats.size), maxBytes)
+    return bytes ? { bytes, stats } : { reason: skipReasons.tooLarge(maxBytes) }
+  } finally {
+    await handle.close()
+  }
+}
+
+/** Reads to the end, or returns null once more than maxBytes turn up (the file grew after fstat). */
+async function readAtMost(handle: FileHandle, expected: number, maxBytes: number): Promise<Uint8Array | null> {
+  let buffer = Buffer.alloc(Math.min(expected, maxBytes) + 1)
+  let length = 0
+  for (;;) {
+    if (length === buffer.byteLength) {
+      if (length > maxBytes) return null
+      const bigger = Buffer.alloc(Math.min(buffer.byteLength * 2, maxBytes + 1))
+      buffer.copy(bigger)
+      buffer = bigger
+    }
+    const { bytesRead } = await handle.read(buffer, length, buffer.byteLength - length, length)
+    if (bytesRead === 0) return buffer.subarray(0, length)
+    length += bytesRead
+  }
+}
+
+function byPath(left: { path: string }, right: { path: string }): number {
+  if (left.path === right.path) return 0
+  return left.path < right.path ? -1 : 1
+}

@@ -1,0 +1,154 @@
+import { createHash } from 'node:crypto'
+import { chmod, mkdir } from 'node:fs/promises'
+import { join } from 'node:path'
+import type { ObjectStore } from '../../storage/store'
+import { ensureFolder, type MirrorLayout, materialize, type Owner } from './checkout'
+import { commitChanges } from './commit'
+import { createKeyedLock } from './keyed-lock'
+import { createManifestCache } from './manifest'
+import { lstatOrNull, removeEntry } from './scan'
+
+/**
+ * "The workspace travels": a local folder mirroring one workspace's objects, bind-mounted into the
+ * sandbox at /workspace. checkout() brings it up to date with storage (downloading only what
+ * changed), commit() writes back what the run changed, release() lets the next run in.
+ *
+ * Layout under root, per workspace: <id>/files/ (the mirror the sandbox sees), <id>/manifest.json
+ * (beside it, so the sandbox can neither read nor forge it) and <id>/incoming/ (download temp files).
+ * One process owns a root: the lock is in memory, not on disk.
+ */
+export interface MirrorOptions {
+  /** Host folder holding all mirrors (created 0o711 if missing). */
+  root: string
+  /** Files larger than this are not synced back (skipped with a note). */
+  maxFileBytes: number
+  /** Owner of materialized files and folders, so an unprivileged sandbox user can write them. */
+  owner?: { uid: number; gid: number }
+}
+
+export interface FileChange {
+  path: string
+  change: 'added' | 'modified' | 'deleted'
+  size?: number
+}
+
+export interface SkippedFile {
+  path: string
+  reason: string
+}
+
+export interface SyncResult {
+  changes: FileChange[]
+  skipped: SkippedFile[]
+}
+
+export interface Checkout {
+  /** Host path to bind-mount at /workspace. */
+  dir: string
+  /** Objects fetched by this checkout (0 on an unchanged workspace). */
+  downloaded: number
+  /** Objects in storage that could not be materialized (invalid names, a file where a folder is). */
+  skipped: SkippedFile[]
+  /** Scans dir, writes changes back to storage and updates the manifest. Call only once the sandbox is dead. */
+  commit(): Promise<SyncResult>
+  /** Ends the checkout and releases the workspace lock; safe to call twice, and must follow errors too. */
+  release(): Promise<void>
+}
+
+export interface WorkspaceMirrors {
+  checkout(storage: ObjectStore, workspacePrefix: string, signal?: AbortSignal): Promise<Checkout>
+}
+
+const rootMode = 0o711
+const privateMode = 0o700
+// Workspaces whose manifest stays in memory; one of 1,000 files takes a few hundred kilobytes.
+const cachedManifests = 64
+
+export function createWorkspaceMirrors(options: MirrorOptions): WorkspaceMirrors {
+  const locks = createKeyedLock()
+  const manifests = createManifestCache(cachedManifests)
+  const owner: Owner | undefined = options.owner && { uid: options.owner.uid, gid: options.owner.gid }
+
+  async function open(
+    storage: ObjectStore,
+    prefix: string,
+    signal: AbortSignal | undefined,
+    unlock: () => void,
+  ): Promise<Checkout> {
+    // The wait for the lock may have outlasted the caller's patience.
+    signal?.throwIfAborted()
+    const layout = await prepareLayout(options.root, prefix, owner)
+    const manifest = await manifests.load(layout.manifest, prefix)
+    let materialized: Awaited<ReturnType<typeof materialize>>
+    try {
+      materialized = await materialize({ storage, prefix, layout, manifest, owner, signal })
+    } finally {
+      // Also after a failure: the manifest then lists what is really on disk, not what was planned.
+      await manifests.save(layout.manifest, prefix, manifest)
+    }
+    let released = false
+    return {
+      dir: layout.files,
+      downloaded: materialized.downloaded,
+      skipped: materialized.skipped,
+      async commit() {
+        // Another checkout of this workspace may already be rewriting the folder.
+        if (released) throw new Error('This checkout was released; check the workspace out again.')
+        try {
+          return await commitChanges({
+            storage,
+            prefix,
+            files: layout.files,
+            manifest,
+            maxFileBytes: options.maxFileBytes,
+          })
+        } finally {
+          await manifests.save(layout.manifest, prefix, manifest)
+        }
+      },
+      async release() {
+        released = true
+        unlock()
+      },
+    }
+  }
+
+  return {
+    async checkout(storage, workspacePrefix, signal) {
+      const unlock = await locks.acquire(workspacePrefix, signal)
+      try {
+        return await open(storage, workspacePrefix, signal, unlock)
+      } catch (error) {
+        unlock()
+        throw error
+      }
+    },
+  }
+}
+
+async function prepareLayout(root: string, prefix: string, owner: Owner | undefined): Promise<MirrorLayout> {
+  // Made only by us, so an explicit chmod is needed against the umask; an existing root is left as configured.
+  if ((await mkdir(root, { recursive: true, mode: rootMode })) !== undefined) await chmod(root, rootMode)
+  const id = createHash('sha256').update(prefix).digest('hex').slice(0, 32)
+  const base = join(root, id)
+  await ensurePrivateFolder(base, rootMode)
+  const layout: MirrorLayout = {
+    files: join(base, 'files'),
+    incoming: join(base, 'incoming'),
+    manifest: join(base, 'manifest.json'),
+  }
+  // Leftovers of a crashed download are useless: their object is downloaded again anyway.
+  await removeEntry(layout.incoming)
+  await ensurePrivateFolder(layout.incoming, privateMode)
+  await ensureFolder(layout.files, owner)
+  return layout
+}
+
+/** A folder only the service uses: a symlink or file in its place is replaced, never followed. */
+async function ensurePrivateFolder(location: string, mode: number): Promise<void> {
+  const stats = await lstatOrNull(location)
+  if (stats?.isDirectory()) return
+  if (stats) await removeEntry(location)
+  await mkdir(location, { mode })
+  await chmod(location, mode)
+}

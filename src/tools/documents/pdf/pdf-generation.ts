@@ -1,0 +1,192 @@
+import { z } from 'zod'
+import type { PaperFormat, PdfRenderOptions } from '../../../browser/types'
+import { ToolError } from '../../../core/errors'
+import { fileOutput, saveOutputFile } from '../../../downloads/handoff'
+import { FileOutputFields, OutputPath } from '../../../downloads/schemas'
+import { defineTool, type ToolContext } from '../../tool'
+import { parseMarkdown } from '../markdown'
+import { markdownDocument, sanitizeTemplate } from './html'
+import type { TextPdfOptions } from './render-text'
+
+// Page sizes in points, portrait.
+const paper: Record<PaperFormat, [number, number]> = {
+  A3: [841.89, 1190.55],
+  A4: [595.28, 841.89],
+  A5: [419.53, 595.28],
+  Letter: [612, 792],
+  Legal: [612, 1008],
+  Tabloid: [792, 1224],
+}
+const maxPages = 2000
+const millimetre = 72 / 25.4
+
+const Margin = z.number().min(0).max(100)
+
+const input = z.object({
+  content: z.string().max(5_000_000).describe('The document: HTML, Markdown or plain text, as content_type says.'),
+  content_type: z
+    .enum(['html', 'markdown', 'text'])
+    .default('markdown')
+    .describe('html | markdown | text. Default: markdown.'),
+  title: z.string().min(1).max(200).default('Document').describe('PDF title (metadata, header class "title").'),
+  output_path: OutputPath,
+  page_size: z.enum(['A4', 'Letter', 'Legal', 'A3', 'A5', 'Tabloid']).default('A4'),
+  orientation: z.enum(['portrait', 'landscape']).default('portrait'),
+  margins: z
+    .strictObject({
+      top: Margin.default(20),
+      right: Margin.default(20),
+      bottom: Margin.default(20),
+      left: Margin.default(20),
+    })
+    .default({ top: 20, right: 20, bottom: 20, left: 20 })
+    .describe('Page margins in millimetres. Default: 20 on each side.'),
+  header_template: z
+    .string()
+    .max(10_000)
+    .optional()
+    .describe('HTML for each page top; <span class="pageNumber">, "totalPages", "title", "date" are filled in.'),
+  footer_template: z.string().max(10_000).optional().describe('HTML for each page bottom, like header_template.'),
+  print_background: z.boolean().default(true).describe('Print CSS backgrounds (html and markdown with a browser).'),
+})
+
+type Input = z.output<typeof input>
+
+// Margins that leave less than this (in mm) across or down the page leave no room for a line of text:
+// the renderers then set one character per page and hit the page limit instead of saying why.
+const minPrintableMm = 30
+
+function assertPrintableArea(request: Input): void {
+  const [short, long] = paper[request.page_size]
+  const landscape = request.orientation === 'landscape'
+  const widthMm = (landscape ? long : short) / millimetre
+  const heightMm = (landscape ? short : long) / millimetre
+  const { top, right, bottom, left } = request.margins
+  if (widthMm - left - right >= minPrintableMm && heightMm - top - bottom >= minPrintableMm) return
+  throw new ToolError('validation', `The margins leave less than ${minPrintableMm} mm of the page to print on.`, {
+    hint: `${request.page_size} ${request.orientation} is ${Math.round(widthMm)} × ${Math.round(heightMm)} mm: keep left + right under ${Math.floor(widthMm - minPrintableMm)} and top + bottom under ${Math.floor(heightMm - minPrintableMm)}.`,
+    details: { field: 'margins' },
+  })
+}
+
+function textOptions(request: Input): TextPdfOptions {
+  const [short, long] = paper[request.page_size]
+  const landscape = request.orientation === 'landscape'
+  const { top, right, bottom, left } = request.margins
+  return {
+    title: request.title,
+    box: {
+      width: landscape ? long : short,
+      height: landscape ? short : long,
+      margin: {
+        top: top * millimetre,
+        right: right * millimetre,
+        bottom: bottom * millimetre,
+        left: left * millimetre,
+      },
+    },
+    headerTemplate: request.header_template,
+    footerTemplate: request.footer_template,
+    maxPages,
+  }
+}
+
+function browserOptions(request: Input): PdfRenderOptions {
+  const mm = (value: number) => `${value}mm`
+  // Chromium's default template font is tiny and unstyled; templates without a size get 8pt.
+  const wrap = (template: string | undefined) =>
+    template === undefined
+      ? undefined
+      : `<div style="font-size:8pt;width:100%;text-align:center;color:#666">${sanitizeTemplate(template)}</div>`
+  const header = wrap(request.header_template)
+  const footer = wrap(request.footer_template)
+  return {
+    format: request.page_size,
+    landscape: request.orientation === 'landscape',
+    margin: {
+      top: mm(request.margins.top),
+      right: mm(request.margins.right),
+      bottom: mm(request.margins.bottom),
+      left: mm(request.margins.left),
+    },
+    printBackground: request.print_background,
+    ...(header ? { headerTemplate: header } : {}),
+    ...(footer ? { footerTemplate: footer } : {}),
+  }
+}
+
+/** Markdown through pdf-lib, loaded on first use like every heavy document library. */
+async function renderMarkdownWithoutBrowser(blocks: ReturnType<typeof parseMarkdown>, options: TextPdfOptions) {
+  const { renderBlocksPdf } = await import('./render-text')
+  return renderBlocksPdf(blocks, options)
+}
+
+async function render(
+  request: Input,
+  context: ToolContext,
+): Promise<{ bytes: Uint8Array; pages: number; renderer: 'chromium' | 'pdf-lib' }> {
+  if (request.content_type === 'text') {
+    const { renderPlainTextPdf } = await import('./render-text')
+    return { ...(await renderPlainTextPdf(request.content, textOptions(request))), renderer: 'pdf-lib' }
+  }
+  const { browser } = context
+  if (!browser) {
+    if (request.content_type === 'markdown') {
+      return {
+        ...(await renderMarkdownWithoutBrowser(parseMarkdown(request.content), textOptions(request))),
+        renderer: 'pdf-lib',
+      }
+    }
+    throw new ToolError('unavailable', 'HTML to PDF needs a browser, and this deployment has none.', {
+      hint: 'Send the document as content_type "markdown" or "text", which render without a browser.',
+    })
+  }
+  const html = request.content_type === 'html' ? request.content : markdownDocument(request.content, request.title)
+  let bytes: Uint8Array
+  try {
+    bytes = await browser.renderPdf(html, browserOptions(request), context.signal)
+  } catch (error) {
+    // Markdown never depends on the browser: when Chromium cannot start, pdf-lib still renders it.
+    if (request.content_type !== 'markdown' || !(error instanceof ToolError) || error.code !== 'unavailable')
+      throw error
+    context.log.warn('browser unavailable; markdown rendered with pdf-lib', { detail: error.message })
+    return {
+      ...(await renderMarkdownWithoutBrowser(parseMarkdown(request.content), textOptions(request))),
+      renderer: 'pdf-lib',
+    }
+  }
+  // pdf-lib loads on first use, like every heavy document library.
+  const { PDFDocument } = await import('pdf-lib')
+  const pages = (await PDFDocument.load(bytes, { updateMetadata: false })).getPageCount()
+  if (pages > maxPages) {
+    throw new ToolError('size_exceeded', `The document has ${pages} pages; the limit is ${maxPages}.`, {
+      hint: 'Split the content into several PDFs.',
+    })
+  }
+  return { bytes, pages, renderer: 'chromium' }
+}
+
+export const pdfGeneration = defineTool({
+  name: 'pdf_generation',
+  title: 'PDF generation',
+  description:
+    'Make a PDF from HTML, Markdown or plain text, with page size, orientation, margins and header/footer templates. Automatic page breaks. Returns a download link.',
+  effect: 'write',
+  input,
+  output: z.object({
+    ...FileOutputFields,
+    pages: z.number().int(),
+    renderer: z.enum(['chromium', 'pdf-lib']).describe('chromium for html (and markdown when a browser is available).'),
+  }),
+  async run(request, context) {
+    assertPrintableArea(request)
+    const { bytes, pages, renderer } = await render(request, context)
+    const file = await saveOutputFile(context, {
+      outputPath: request.output_path,
+      suggestedName: request.title,
+      extension: 'pdf',
+      bytes,
+    })
+    return { ...fileOutput([file]), pages, renderer }
+  },
+})
