@@ -4,7 +4,7 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { loadConfig } from '../src/config/config'
-import { silentLogger } from '../src/log'
+import { silentLogger } from '../src/core/logger'
 import { setupShell } from '../src/sandbox/setup'
 import { createMemoryStorage } from '../src/storage/memory'
 import { toolNames } from '../src/tools/builtins'
@@ -39,7 +39,9 @@ const work = await mkdtemp(join(tmpdir(), 'toolport-bench-'))
 await chmod(work, 0o711)
 try {
   const config = loadConfig({ TOOLPORT_WORK_DIR: join(work, 'work') }, { toolNames })
-  const { shell, problem } = await setupShell(config, process.env, silentLogger)
+  const { shell, problem } = await setupShell(config.sandbox, process.env, silentLogger, {
+    maxFileBytes: config.calls.maxFileBytes,
+  })
   if (!shell) throw new Error(`no sandbox: ${problem}`)
   const storage = createMemoryStorage()
   const bareBwrap = [
@@ -98,7 +100,9 @@ async function benchContainer(): Promise<void> {
     { TOOLPORT_WORK_DIR: join(work, 'container'), TOOLPORT_SANDBOX: 'container', TOOLPORT_CONTAINER_IMAGE: image },
     { toolNames },
   )
-  const { shell, problem } = await setupShell(config, process.env, silentLogger)
+  const { shell, problem } = await setupShell(config.sandbox, process.env, silentLogger, {
+    maxFileBytes: config.calls.maxFileBytes,
+  })
   if (!shell) throw new Error(`no container sandbox: ${problem}`)
   const storage = createMemoryStorage()
   const bare = summarize(

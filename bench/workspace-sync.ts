@@ -4,7 +4,7 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { loadConfig } from '../src/config/config'
-import { silentLogger } from '../src/log'
+import { silentLogger } from '../src/core/logger'
 import { setupShell } from '../src/sandbox/setup'
 import { createFsStorage } from '../src/storage/fs'
 import type { ObjectStore } from '../src/storage/store'
@@ -24,7 +24,9 @@ await chmod(work, 0o711)
 let s3rver: S3rverInstance | undefined
 try {
   const config = loadConfig({ TOOLPORT_WORK_DIR: join(work, 'work') }, { toolNames })
-  const { shell, problem } = await setupShell(config, process.env, silentLogger)
+  const { shell, problem } = await setupShell(config.sandbox, process.env, silentLogger, {
+    maxFileBytes: config.calls.maxFileBytes,
+  })
   if (!shell) throw new Error(`no sandbox: ${problem}`)
 
   async function fill(storage: ObjectStore): Promise<void> {

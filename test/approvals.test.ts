@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { invokeTool } from '../src/caller/invoke'
-import { silentLogger } from '../src/log'
+import { silentLogger } from '../src/core/logger'
 import type { ObjectStore } from '../src/storage/store'
 import { writeFile } from '../src/tools/files/write'
 import { noServices } from '../src/tools/services'

@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type CatalogEntry, catalogEntry } from '../src/http/routes/catalog'
 import { formatCatalog, isCatalogFormat } from '../src/platforms/formats'
 import type { OpenAiTool } from '../src/platforms/openai'
 import type { JsonSchema } from '../src/platforms/schema'
+import { type CatalogEntry, catalogEntry } from '../src/registry/entry'
 import { allTools } from '../src/tools/builtins'
 import { compiler } from './support/schemas'
 import { startTestServer, type TestServer } from './support/server'
 
-const entries = allTools.map(catalogEntry)
+const entries = allTools.map((tool) => catalogEntry(tool))
 const byName = new Map(entries.map((entry) => [entry.name, entry]))
 
 describe('GET /v1/tools?format=', () => {

@@ -120,11 +120,11 @@ describe('per-tenant storage quota (TOOLPORT_TENANT_QUOTA_BYTES)', () => {
 
   it('reads the variables (unset: unlimited, default deadline 300 s)', () => {
     const defaults = loadConfig({}, { toolNames })
-    expect(defaults.operations.tenantQuotaBytes).toBeUndefined()
-    expect(defaults.operations.callTimeoutSeconds).toBe(300)
+    expect(defaults.workspace.tenantQuotaBytes).toBeUndefined()
+    expect(defaults.calls.callTimeoutSeconds).toBe(300)
     const set = loadConfig({ TOOLPORT_TENANT_QUOTA_BYTES: '5000', TOOLPORT_CALL_TIMEOUT_SECONDS: '12' }, { toolNames })
-    expect(set.operations.tenantQuotaBytes).toBe(5000)
-    expect(set.operations.callTimeoutSeconds).toBe(12)
+    expect(set.workspace.tenantQuotaBytes).toBe(5000)
+    expect(set.calls.callTimeoutSeconds).toBe(12)
     expect(() => loadConfig({ TOOLPORT_TENANT_QUOTA_BYTES: '-1' }, { toolNames })).toThrow(
       /TOOLPORT_TENANT_QUOTA_BYTES/,
     )

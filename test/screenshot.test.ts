@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createChromiumBrowser } from '../src/browser/chromium'
-import { silentLogger } from '../src/log'
+import { silentLogger } from '../src/core/logger'
 import { chromiumChildren } from './support/chromium'
 import { type LocalWeb, startLocalWeb } from './support/local-web'
 import { startTestServer, type TestServer } from './support/server'

@@ -148,7 +148,7 @@ describe('container configuration', () => {
       TOOLPORT_CONTAINER_IMAGE: 'registry.example.com:5000/team/python:3.12',
       TOOLPORT_CONTAINER_IMAGES: 'python:3.12-slim,registry.example.com:5000/team/python:3.12',
     })
-    expect(config.container).toEqual({
+    expect(config.sandbox.container).toEqual({
       engine: 'podman',
       image: 'registry.example.com:5000/team/python:3.12',
       images: ['registry.example.com:5000/team/python:3.12', 'python:3.12-slim'],

@@ -1,18 +1,6 @@
-import type { ApiKey } from '../config/config'
 import { ToolError } from '../core/errors'
-import type { Effect } from '../tools/tool'
-
-/** Who is calling: a tenant, and the tools its key may use (undefined: every enabled tool). */
-export interface Principal {
-  /** Stable and non-secret: 'anonymous', or 'key-N' for the N-th configured key (rate limits, metrics). */
-  id: string
-  tenant: string
-  tools: ReadonlySet<string> | undefined
-  /** Effects whose calls wait for an approval (POST /v1/approvals/{id}); empty: none. */
-  requireApproval: ReadonlySet<Effect>
-  /** May decide the tenant's pending approvals; never together with requireApproval. */
-  approver: boolean
-}
+import type { ApiKey } from './keys'
+import type { Principal } from './principal'
 
 export interface Authenticator {
   readonly enabled: boolean
@@ -86,12 +74,4 @@ export function createAuthenticator(keys: readonly ApiKey[]): Authenticator {
       return found
     },
   }
-}
-
-export function assertToolAllowed(principal: Principal, tool: string): void {
-  if (!principal.tools || principal.tools.has(tool)) return
-  const allowed = [...principal.tools].sort().join(', ')
-  throw new ToolError('permission_denied', `This key may not call ${tool}.`, {
-    hint: `This key may call only: ${allowed}.`,
-  })
 }

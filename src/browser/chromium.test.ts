@@ -1,7 +1,7 @@
 import { PDFDocument } from 'pdf-lib'
 import { afterAll, describe, expect, it } from 'vitest'
 import { chromiumChildren } from '../../test/support/chromium'
-import { silentLogger } from '../log'
+import { silentLogger } from '../core/logger'
 import { createChromiumBrowser } from './chromium'
 import { chromiumArgs } from './extract'
 import type { BrowserService, PdfRenderOptions } from './types'

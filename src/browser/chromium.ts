@@ -1,6 +1,6 @@
 import type { Browser, BrowserContext, Page, PaperFormat } from 'puppeteer-core'
 import { ToolError } from '../core/errors'
-import type { Logger } from '../tools/tool'
+import type { Logger } from '../core/logger'
 import { chromiumArgs, extractChromium } from './extract'
 import { createPagePool, type Guard, neutraliseMetaRefresh } from './pages'
 import { photograph, photographUrl, renderedHtml } from './screenshot'

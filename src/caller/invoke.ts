@@ -1,9 +1,11 @@
-import { assertToolAllowed, type Principal } from '../auth/authenticator'
+import { assertToolAllowed, type Principal } from '../auth/principal'
 import { ToolError } from '../core/errors'
+import type { Logger } from '../core/logger'
 import type { ObjectStore } from '../storage/store'
 import type { ToolServices } from '../tools/services'
-import type { Logger, Tool, ToolEvent, ToolLimits } from '../tools/tool'
+import type { Tool, ToolEvent, ToolLimits } from '../tools/tool'
 import { createWorkspace } from '../workspace/workspace'
+import { runWithDeadline } from './deadline'
 
 export interface Invocation {
   tool: Tool
@@ -61,43 +63,4 @@ export async function invokeTool(invocation: Invocation): Promise<unknown> {
     throw new ToolError('internal', `${tool.name} produced an invalid result.`)
   }
   return checked.data
-}
-
-/**
- * Runs `run` with a signal that aborts when `outer` does (with its reason) or when the deadline
- * passes (a TimeoutError). One controller and one timer serve both, cleared when the call ends: no
- * AbortSignal.any and no timer left behind per finished call, which a busy server pays for on every
- * call. The tool sees the aborted signal, but a tool that ignores it must not hold the call: the
- * answer is 504 at the deadline whatever the tool does (its late result or error is dropped).
- */
-async function runWithDeadline<T>(
-  deadlineMs: number,
-  outer: AbortSignal,
-  run: (signal: AbortSignal) => Promise<T>,
-): Promise<T> {
-  const controller = new AbortController()
-  const forward = () => controller.abort(outer.reason)
-  if (outer.aborted) forward()
-  else outer.addEventListener('abort', forward, { once: true })
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      // Rejected before the abort, so the race answers timeout even when the tool fails at once on it.
-      reject(
-        new ToolError('timeout', `The call did not finish within its ${Math.round(deadlineMs / 1000)} s deadline.`, {
-          hint: 'Call with ?async=true to run it as a job and poll status_url, or split the work into smaller calls.',
-          details: { limit_seconds: deadlineMs / 1000 },
-        }),
-      )
-      controller.abort(new DOMException('The call deadline passed.', 'TimeoutError'))
-    }, deadlineMs)
-  })
-  try {
-    const running = run(controller.signal)
-    running.catch(() => {})
-    return await Promise.race([running, expired])
-  } finally {
-    clearTimeout(timer)
-    outer.removeEventListener('abort', forward)
-  }
 }

@@ -1,74 +1,53 @@
-import type { Config } from '../config/config'
+import type { Logger } from '../core/logger'
 import { deliverCallback } from '../jobs/callback'
 import { createJobStore } from '../jobs/job-store'
 import { createJobRunner, errorToProblem, type JobDispatch, type JobRunner } from '../jobs/runner'
-import { publicJob } from '../jobs/types'
+import type { JobSettings } from '../jobs/settings'
+import { type JobRecord, publicJob } from '../jobs/types'
+import type { HttpClient } from '../net/http'
 import type { ObjectStore } from '../storage/store'
-import type { ToolServices } from '../tools/services'
-import type { Logger, Tool } from '../tools/tool'
-import { invokeTool } from './invoke'
 
-export interface AppJobRunnerDeps {
-  config: Config
+export interface CallJobsDeps {
+  settings: JobSettings
   storage: ObjectStore
   log: Logger
-  tools: readonly Tool[]
-  services: ToolServices
+  /** The outbound client for callbacks; unset: callbacks are not sent. */
+  http: HttpClient | undefined
   /** HMAC key of webhook signatures (the same secret as download links). */
   secret: string | Uint8Array
+  /** Origin of status_url in callbacks, for a job without a recorded origin: the public URL. */
+  statusOrigin(job: JobRecord): string
+  /** Runs a job's call; the signal aborts on cancel (or at a Lambda invocation's deadline). */
+  execute(job: JobRecord, signal: AbortSignal): Promise<unknown>
   /**
    * Unset: jobs run in this process's queue. Set (Lambda): each job goes to its own invocation, which
    * calls runStored(); nothing is recovered at start, since a queued job belongs to its invocation.
    */
-  dispatch?: JobDispatch
+  dispatch?: JobDispatch | undefined
 }
 
-/** The job runner of one app: runs jobs through invokeTool, exactly like a synchronous call. */
-export function createAppJobRunner(deps: AppJobRunnerDeps): JobRunner {
-  const { config, storage, log, services } = deps
-  const toolsByName = new Map(deps.tools.map((tool) => [tool.name, tool]))
-  const limits = { maxFileBytes: config.maxFileBytes, maxResponseChars: config.maxResponseChars }
+/** The job runner of one app: its jobs run through the caller, exactly like a synchronous call. */
+export function createCallJobs(deps: CallJobsDeps): JobRunner {
+  const { settings, storage, log } = deps
   const runner = createJobRunner({
     store: createJobStore(storage),
-    concurrency: config.jobs.concurrency,
-    queueLimit: config.jobs.queue,
-    ttlSeconds: config.jobs.ttlSeconds,
+    concurrency: settings.concurrency,
+    queueLimit: settings.queue,
+    ttlSeconds: settings.ttlSeconds,
     log,
     ...(deps.dispatch ? { dispatch: deps.dispatch } : {}),
     describeError: errorToProblem,
-    async execute(job, signal) {
-      const tool = toolsByName.get(job.tool)
-      if (!tool) throw new Error(`tool ${job.tool} is not enabled here`)
-      return invokeTool({
-        tool,
-        input: job.input,
-        principal: {
-          id: job.principal.id,
-          tenant: job.tenant,
-          tools: job.principal.tools ? new Set(job.principal.tools) : undefined,
-          // A job exists only for a call that needed no approval or already has it (routes/tools.ts).
-          requireApproval: new Set(),
-          approver: false,
-        },
-        workspaceId: job.workspace,
-        storage,
-        limits,
-        log,
-        services,
-        signal,
-        ...(job.origin ? { origin: job.origin } : {}),
-      })
-    },
+    execute: deps.execute,
     // The delivery promise: runStored() waits for it (an invocation must not end before its webhook).
     async onFinished(job) {
-      const http = services.http
+      const http = deps.http
       if (!job.callback_url || !http) return
-      const statusUrl = `${config.links.publicUrl ?? job.origin ?? config.publicUrl}/v1/jobs/${job.id}`
+      const statusUrl = `${deps.statusOrigin(job)}/v1/jobs/${job.id}`
       await deliverCallback(job.callback_url, publicJob(job, statusUrl), {
         http,
         secret: deps.secret,
-        attempts: config.jobs.callbackAttempts,
-        backoffMs: config.jobs.callbackBackoffMs,
+        attempts: settings.callbackAttempts,
+        backoffMs: settings.callbackBackoffMs,
       }).then((delivered) => {
         if (!delivered) log.warn('job callback not delivered', { job: job.id, tenant: job.tenant })
       })

@@ -18,7 +18,7 @@ export async function createLocalTarget(env: Record<string, string | undefined>,
     HOST: '127.0.0.1',
     TOOLPORT_LOG_LEVEL: env.TOOLPORT_LOG_LEVEL ?? 'error',
   })
-  const base = service.config.publicUrl
+  const base = service.config.http.publicUrl
   const viaApp = async (url: string, init?: RequestInit) => service.app.request(url, init)
   // Links to this service's own files are answered in process; others (presigned S3 URLs) are fetched.
   return createTarget(base, viaApp, undefined, (url) => (url.startsWith(`${base}/`) ? viaApp(url) : fetch(url)))

@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest'
+import { parseKeysFile } from '../auth/keys'
+import { isLoopbackHost } from '../core/loopback'
+import { ConfigError } from '../core/settings'
 import { toolNames } from '../tools/builtins'
-import { ConfigError, isLoopbackHost, loadConfig, parseKeysFile } from './config'
+import { loadConfig } from './config'
 
 const load = (env: Record<string, string>) => loadConfig(env, { toolNames })
 
@@ -8,22 +11,18 @@ describe('loadConfig', () => {
   it('has embedded defaults for a local start', () => {
     const config = load({})
     expect(config).toMatchObject({
-      port: 8787,
-      host: '127.0.0.1',
-      publicUrl: 'http://127.0.0.1:8787',
-      dataDir: './.toolport-data',
-      storage: 'fs',
+      http: { port: 8787, host: '127.0.0.1', publicUrl: 'http://127.0.0.1:8787' },
+      storage: { dataDir: './.toolport-data', driver: 'fs' },
       apiKeys: [],
-      tools: undefined,
-      maxFileBytes: 10 * 1024 * 1024,
-      maxResponseChars: 100_000,
+      registry: { enabled: undefined },
+      calls: { maxFileBytes: 10 * 1024 * 1024, maxResponseChars: 100_000 },
     })
   })
 
   it('fails at start on an unknown tool in TOOLPORT_TOOLS, naming it', () => {
     expect(() => load({ TOOLPORT_TOOLS: 'read_file,rm_rf' })).toThrow(/unknown tool rm_rf/)
     expect(() => load({ TOOLPORT_TOOLS: ' , ' })).toThrow(ConfigError)
-    expect(load({ TOOLPORT_TOOLS: 'read_file, list_files' }).tools).toEqual(['read_file', 'list_files'])
+    expect(load({ TOOLPORT_TOOLS: 'read_file, list_files' }).registry.enabled).toEqual(['read_file', 'list_files'])
   })
 
   it('names the variable of a bad value', () => {
@@ -53,8 +52,8 @@ describe('loadConfig', () => {
   it('refuses to serve a non-loopback address without keys', () => {
     expect(() => load({ HOST: '0.0.0.0' })).toThrow(/loopback/)
     expect(() => load({ HOST: '::' })).toThrow(/loopback/)
-    expect(load({ HOST: '0.0.0.0', TOOLPORT_API_KEYS: 'key-0123456789abcdef' }).host).toBe('0.0.0.0')
-    expect(load({ HOST: '::1' }).publicUrl).toBe('http://[::1]:8787')
+    expect(load({ HOST: '0.0.0.0', TOOLPORT_API_KEYS: 'key-0123456789abcdef' }).http.host).toBe('0.0.0.0')
+    expect(load({ HOST: '::1' }).http.publicUrl).toBe('http://[::1]:8787')
   })
 
   it('configures S3 with region and path style', () => {
@@ -64,7 +63,7 @@ describe('loadConfig', () => {
       TOOLPORT_S3_ENDPOINT: 'http://127.0.0.1:9000',
       TOOLPORT_S3_FORCE_PATH_STYLE: 'true',
     })
-    expect(config.s3).toEqual({
+    expect(config.storage.s3).toEqual({
       bucket: 'my-bucket',
       endpoint: 'http://127.0.0.1:9000',
       region: 'us-east-1',

@@ -3,7 +3,9 @@ import { sha256Hex } from '../core/digest'
 import { ToolError } from '../core/errors'
 import { baseNameOf, extensionOf, mimeTypeOf } from '../core/mime'
 import { normalizeWorkspacePath } from '../core/paths'
-import type { ToolContext } from '../tools/tool'
+import type { HttpClient } from '../net/http'
+import type { Workspace } from '../workspace/workspace'
+import type { FileLinks } from './links'
 import type { FileInputFields, GeneratedFile } from './schemas'
 
 export interface OutputFile {
@@ -51,8 +53,19 @@ export function resolveOutputPath(outputPath: string | undefined, suggestedName:
   )
 }
 
+/** What the hand-off needs of a call: a subset of the tool context, so this layer knows nothing of tools. */
+export interface HandoffContext {
+  workspace: Workspace
+  limits: { maxFileBytes: number }
+  links: FileLinks | undefined
+  http: HttpClient | undefined
+  signal: AbortSignal
+  /** Origin of the request, for links when no public URL is set. */
+  origin?: string | undefined
+}
+
 /** Stores a generated file in the workspace and returns its hand-off record with a download URL. */
-export async function saveOutputFile(context: ToolContext, file: OutputFile): Promise<GeneratedFile> {
+export async function saveOutputFile(context: HandoffContext, file: OutputFile): Promise<GeneratedFile> {
   const { workspace, limits, links } = context
   if (!links) {
     throw new ToolError('unavailable', 'This deployment cannot issue download links.', {
@@ -93,7 +106,7 @@ export interface InputFile {
 type FileInput = { [K in keyof typeof FileInputFields]?: z.output<(typeof FileInputFields)[K]> }
 
 /** Reads the file a tool works on: a workspace path, or the first ChatGPT attachment (downloaded SSRF-safely). */
-export async function readInputFile(input: FileInput, context: ToolContext): Promise<InputFile> {
+export async function readInputFile(input: FileInput, context: HandoffContext): Promise<InputFile> {
   const maxBytes = context.limits.maxFileBytes
   const reference = input.openaiFileIdRefs?.[0]
   if (input.path !== undefined && reference) {

@@ -1,4 +1,4 @@
-import type { Principal } from '../auth/authenticator'
+import type { Principal } from '../auth/principal'
 
 /** Per-request values that middleware hands to handlers. */
 export interface AppEnv {

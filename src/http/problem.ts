@@ -3,8 +3,8 @@ import type { Context } from 'hono'
 import { HTTPException } from 'hono/http-exception'
 import type { ZodError } from 'zod'
 import { type ErrorCode, errorCodes, isToolError, nestingError, statusOf, ToolError, titleOf } from '../core/errors'
-import { describeCause } from '../log'
-import type { Logger } from '../tools/tool'
+import type { Logger } from '../core/logger'
+import { describeCause } from '../core/logger'
 
 /** RFC 9457 problem details, with toolport's `code` and model-facing `hint` always present. */
 export const Problem = z

@@ -1,6 +1,6 @@
 import { isToolError, nestingError, statusOf, ToolError, titleOf } from '../core/errors'
-import { describeCause } from '../log'
-import type { Logger } from '../tools/tool'
+import type { Logger } from '../core/logger'
+import { describeCause } from '../core/logger'
 import type { JobStore } from './job-store'
 import { isFinished, type JobRecord } from './types'
 

@@ -1,4 +1,4 @@
-import type { CatalogEntry } from '../http/routes/catalog'
+import type { CatalogEntry } from '../registry/entry'
 import type { JsonSchema } from './schema'
 
 export interface AnthropicTool {

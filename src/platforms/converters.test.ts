@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { catalogEntry } from '../http/routes/catalog'
+import { catalogEntry } from '../registry/entry'
 import { defineTool } from '../tools/tool'
 import { toGeminiDeclaration } from './gemini'
 import { toOpenAiTool } from './openai'

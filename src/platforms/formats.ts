@@ -1,4 +1,4 @@
-import type { CatalogEntry } from '../http/routes/catalog'
+import type { CatalogEntry } from '../registry/entry'
 import { toAnthropicTool } from './anthropic'
 import { toGeminiDeclaration } from './gemini'
 import { toMcpTool } from './mcp'

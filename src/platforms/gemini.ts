@@ -1,4 +1,4 @@
-import type { CatalogEntry } from '../http/routes/catalog'
+import type { CatalogEntry } from '../registry/entry'
 import { branchesOf, isSchema, type JsonSchema, propertiesOf, requiredOf, resolveRef, typesOf } from './schema'
 
 export interface GeminiFunctionDeclaration {

@@ -1,5 +1,5 @@
-import type { CatalogEntry } from '../http/routes/catalog'
-import type { Effect } from '../tools/tool'
+import type { Effect } from '../core/effects'
+import type { CatalogEntry } from '../registry/entry'
 import type { JsonSchema } from './schema'
 
 export interface McpToolAnnotations {

@@ -1,4 +1,4 @@
-import type { CatalogEntry } from '../http/routes/catalog'
+import type { CatalogEntry } from '../registry/entry'
 import { branchesOf, isSchema, type JsonSchema, propertiesOf, requiredOf, typesOf } from './schema'
 
 export interface OpenAiTool {

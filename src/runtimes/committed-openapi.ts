@@ -1,6 +1,6 @@
 import { createApp } from '../app'
 import { loadConfig } from '../config/config'
-import { silentLogger } from '../log'
+import { silentLogger } from '../core/logger'
 import { createMemoryStorage } from '../storage/memory'
 import { toolNames } from '../tools/builtins'
 

@@ -1,7 +1,7 @@
 import { Hono } from 'hono'
 import { ToolError } from '../core/errors'
+import type { Logger } from '../core/logger'
 import { problemResponse } from '../http/problem'
-import type { Logger } from '../tools/tool'
 
 /** Anything that answers fetch requests: the app createApp builds. */
 export interface FetchApp {

@@ -2,37 +2,25 @@ import { readFile } from 'node:fs/promises'
 import type { Writable } from 'node:stream'
 import type { InvokeCommand, InvokeCommandInput, LambdaClient, LambdaClientConfig } from '@aws-sdk/client-lambda'
 import { handle, type LambdaContext, type LambdaEvent, streamHandle } from 'hono/aws-lambda'
-import { createApp } from '../app'
-import { createAppJobRunner } from '../caller/jobs'
-import { type Config, ConfigError, loadConfig, parseKeysFile } from '../config/config'
+import { buildApp } from '../app'
+import { loadConfig } from '../config/config'
 import { ToolError } from '../core/errors'
+import type { Logger } from '../core/logger'
 import { isValidIdentifier } from '../core/paths'
+import { ConfigError } from '../core/settings'
 import type { DocsAssetLoader } from '../http/routes/docs'
 import type { JobDispatch, JobRunner } from '../jobs/runner'
 import type { JobRecord, JobStatus } from '../jobs/types'
-import { createJsonLogger, type LogLevel } from '../log'
 import { isRecordId } from '../storage/json-records'
 import { createS3Storage } from '../storage/s3'
 import { toolNames } from '../tools/builtins'
-import type { Logger } from '../tools/tool'
 import { createDeferredApp, type DeferredApp, type FetchApp } from './deferred'
+import { serviceLogger } from './json-logger'
+import { readKeySources } from './keys-source'
 import { createNodeServices } from './node-services'
-import { readSecretApiKeys } from './secret-keys'
-
-/**
- * What differs on Lambda: the bucket is the only storage that outlives an execution environment,
- * the process executor is the only sandbox (no user namespaces in Firecracker), and /tmp is the only
- * writable folder. Explicit settings win over these defaults.
- */
-export const lambdaDefaults: Readonly<Record<string, string>> = {
-  TOOLPORT_STORAGE: 's3',
-  TOOLPORT_SANDBOX: 'process',
-  TOOLPORT_DATA_DIR: '/tmp/toolport/data',
-  TOOLPORT_WORK_DIR: '/tmp/toolport/work',
-}
 
 export function lambdaLogger(env: Record<string, string | undefined>): Logger {
-  return createJsonLogger((env.TOOLPORT_LOG_LEVEL as LogLevel | undefined) ?? 'info', { service: 'toolport' })
+  return serviceLogger(env, 'lambda')
 }
 
 /** Swagger UI files copied next to the bundle by scripts/build.mjs (there is no node_modules on Lambda). */
@@ -118,56 +106,37 @@ export async function startLambdaService(
   log: Logger,
   options: LambdaServiceOptions = {},
 ): Promise<LambdaService> {
-  const settings = { ...lambdaDefaults, ...env }
-  const fileKeys = [
-    ...(settings.TOOLPORT_KEYS_FILE
-      ? parseKeysFile(
-          await readFile(settings.TOOLPORT_KEYS_FILE, 'utf8'),
-          `TOOLPORT_KEYS_FILE ${settings.TOOLPORT_KEYS_FILE}`,
-        )
-      : []),
-    ...(settings.TOOLPORT_API_KEYS_SECRET ? await readSecretApiKeys(settings.TOOLPORT_API_KEYS_SECRET, settings) : []),
-  ]
-  const config = loadConfig(settings, { toolNames, fileKeys })
+  // What differs on Lambda is declared with each setting (runtime defaults): the bucket is the only
+  // storage that outlives an execution environment, the process executor the only sandbox (no user
+  // namespaces in Firecracker), /tmp the only writable folder, and no sync->job conversion, since the
+  // environment freezes once its response is out.
+  const fileKeys = await readKeySources(env, 'lambda')
+  const config = loadConfig(env, { toolNames, fileKeys, runtime: 'lambda', warn: (message) => log.warn(message) })
   // A function URL is public: without keys anyone on the internet could run tools.
   if (config.apiKeys.length === 0) {
     throw new ConfigError(
       'On Lambda API keys are required: set TOOLPORT_API_KEYS_SECRET, TOOLPORT_API_KEYS or TOOLPORT_KEYS_FILE',
     )
   }
-  if (config.storage !== 's3' || !config.s3) {
+  if (config.storage.driver !== 's3' || !config.storage.s3) {
     throw new ConfigError(
       'On Lambda TOOLPORT_STORAGE must be s3 (with TOOLPORT_S3_BUCKET): /tmp does not outlive the execution environment',
     )
   }
-  // No sync->job conversion on Lambda: a converted call goes on in this environment after its 202, but
-  // Lambda freezes the environment once the response is out, so that job would stall (and die with the
-  // environment). Synchronous calls run up to the function timeout instead; long calls use ?async=true,
-  // whose jobs run in invocations of their own.
-  if (config.jobs.syncTimeoutSeconds > 0 && env.TOOLPORT_SYNC_TIMEOUT_SECONDS !== undefined) {
-    log.warn('TOOLPORT_SYNC_TIMEOUT_SECONDS is ignored on Lambda: use ?async=true for long calls')
-  }
-  const lambdaConfig: Config = { ...config, jobs: { ...config.jobs, syncTimeoutSeconds: 0 } }
-  const storage = createS3Storage(config.s3)
-  const { services, shellProblem } = await createNodeServices(lambdaConfig, settings, log, {
-    shell: (config.tools ?? toolNames).includes('execute_command'),
+  const storage = createS3Storage(config.storage.s3)
+  const { services, shellProblem } = await createNodeServices(config, env, log, {
+    shell: (config.registry.enabled ?? toolNames).includes('execute_command'),
   })
-  const dispatch = options.dispatch ?? environmentDispatch(settings)
-  let jobs: JobRunner | undefined
-  const app = createApp({
-    config: lambdaConfig,
+  const { app, caller } = buildApp({
+    config,
     storage,
     log,
     services,
     docsAssets: bundledDocsAssets(),
+    jobDispatch: options.dispatch ?? environmentDispatch(env),
     ...(shellProblem ? { shellProblem } : {}),
-    jobRunner: (deps) => {
-      jobs = createAppJobRunner({ ...deps, dispatch })
-      return jobs
-    },
   })
-  if (!jobs) throw new Error('the app did not build its job runner')
-  return { fetch: (request, fetchEnv) => app.fetch(request, fetchEnv), jobs }
+  return { fetch: (request, fetchEnv) => app.fetch(request, fetchEnv), jobs: caller.jobs }
 }
 
 /** What a job invocation returns (visible only to a synchronous Invoke, which toolport never makes). */

@@ -3,18 +3,20 @@ import { createRequire } from 'node:module'
 import { dirname, join, resolve } from 'node:path'
 import type { OpenAPIHono } from '@hono/zod-openapi'
 import { createApp } from '../app'
-import { type Config, loadConfig, parseKeysFile } from '../config/config'
+import { type Config, loadConfig } from '../config/config'
+import type { Logger } from '../core/logger'
 import type { AppEnv } from '../http/env'
-import type { Lifecycle } from '../http/middleware/operations'
+import type { Lifecycle } from '../http/middleware/drain'
 import type { DocsAssetLoader } from '../http/routes/docs'
-import { createJsonLogger, type LogLevel } from '../log'
 import type { PolicyWorkerOptions } from '../sandbox/policy/command-lister'
 import { createFsStorage } from '../storage/fs'
 import { createMemoryStorage } from '../storage/memory'
 import { createS3Storage } from '../storage/s3'
+import type { StorageSettings } from '../storage/settings'
 import type { ObjectStore } from '../storage/store'
 import { toolNames } from '../tools/builtins'
-import type { Logger } from '../tools/tool'
+import { serviceLogger } from './json-logger'
+import { readKeySources } from './keys-source'
 import { createNodeMetrics } from './node-metrics'
 import { createNodeServices } from './node-services'
 
@@ -25,14 +27,14 @@ export interface NodeService {
   log: Logger
 }
 
-async function createStorage(config: Config): Promise<ObjectStore> {
-  switch (config.storage) {
+async function createStorage(settings: StorageSettings): Promise<ObjectStore> {
+  switch (settings.driver) {
     case 'memory':
       return createMemoryStorage()
     case 's3':
-      return createS3Storage(config.s3 as NonNullable<Config['s3']>)
+      return createS3Storage(settings.s3 as NonNullable<StorageSettings['s3']>)
     default:
-      return createFsStorage({ root: resolve(config.dataDir) })
+      return createFsStorage({ root: resolve(settings.dataDir) })
   }
 }
 
@@ -53,19 +55,17 @@ export async function startNodeService(
   lifecycle?: Lifecycle,
   options: { policyWorker?: PolicyWorkerOptions } = {},
 ): Promise<NodeService> {
-  const log = createJsonLogger((env.TOOLPORT_LOG_LEVEL as LogLevel | undefined) ?? 'info', { service: 'toolport' })
-  const fileKeys = env.TOOLPORT_KEYS_FILE
-    ? parseKeysFile(await readFile(env.TOOLPORT_KEYS_FILE, 'utf8'), `TOOLPORT_KEYS_FILE ${env.TOOLPORT_KEYS_FILE}`)
-    : undefined
-  const config = loadConfig(env, { toolNames, ...(fileKeys ? { fileKeys } : {}) })
-  const storage = await createStorage(config)
+  const log = serviceLogger(env, 'node')
+  const fileKeys = await readKeySources(env, 'node')
+  const config = loadConfig(env, { toolNames, fileKeys, runtime: 'node', warn: (message) => log.warn(message) })
+  const storage = await createStorage(config.storage)
   if (config.apiKeys.length === 0) {
     log.warn('authentication is off: no API keys are configured, so only loopback clients are served', {
-      host: config.host,
+      host: config.http.host,
     })
   }
   const { services, shellProblem } = await createNodeServices(config, env, log, {
-    shell: (config.tools ?? toolNames).includes('execute_command'),
+    shell: (config.registry.enabled ?? toolNames).includes('execute_command'),
     ...options,
   })
   const app = createApp({
@@ -74,7 +74,7 @@ export async function startNodeService(
     log,
     docsAssets: swaggerUiAssets(),
     services,
-    metrics: createNodeMetrics(() => services),
+    ...(config.process.metrics ? { metrics: createNodeMetrics(() => services) } : {}),
     ...(lifecycle ? { lifecycle } : {}),
     ...(shellProblem ? { shellProblem } : {}),
   })

@@ -2,12 +2,12 @@ import { mkdir } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import { createChromiumBrowser } from '../browser/chromium'
 import type { Config } from '../config/config'
+import type { Logger } from '../core/logger'
 import { createNodeHttpClient } from '../net/node-http'
 import { createConfiguredSearch } from '../net/search/configured'
 import type { PolicyWorkerOptions } from '../sandbox/policy/command-lister'
 import { setupShell } from '../sandbox/setup'
 import { noServices, type ToolServices } from '../tools/services'
-import type { Logger } from '../tools/tool'
 import { createNodeSystemProbe } from './node-system'
 
 export interface NodeServices {
@@ -22,20 +22,25 @@ export async function createNodeServices(
   log: Logger,
   options: { shell: boolean; policyWorker?: PolicyWorkerOptions },
 ): Promise<NodeServices> {
-  const http = createNodeHttpClient({ policy: { allowHosts: config.web.allowHosts } })
+  const http = createNodeHttpClient({ policy: { allowHosts: config.net.allowHosts } })
   const shell = options.shell
-    ? await setupShell(config, env, log, options.policyWorker ? { policyWorker: options.policyWorker } : {})
+    ? await setupShell(config.sandbox, env, log, {
+        maxFileBytes: config.calls.maxFileBytes,
+        ...(options.policyWorker ? { policyWorker: options.policyWorker } : {}),
+      })
     : { shell: undefined, problem: undefined }
-  const dataDir = resolve(config.dataDir)
+  const dataDir = resolve(config.storage.dataDir)
   await mkdir(dataDir, { recursive: true })
   return {
     services: {
       ...noServices,
       shell: shell.shell,
       http,
-      search: createConfiguredSearch(config.web, http, (policy) => createNodeHttpClient({ policy })),
+      search: createConfiguredSearch(config.search, config.net.allowHosts, http, (policy) =>
+        createNodeHttpClient({ policy }),
+      ),
       system: createNodeSystemProbe(dataDir),
-      environment: config.web.env,
+      environment: config.environment.variables,
       // Created now, launched on the first render: a service that never makes a PDF never starts Chromium.
       browser: config.browser.enabled
         ? createChromiumBrowser({ executablePath: config.browser.chromiumPath, pages: config.browser.pages, log })

@@ -16,11 +16,14 @@ const service = await startNodeService(process.env, { draining: () => draining }
     process.exit(1)
   },
 )
-const server = serve({ fetch: service.app.fetch, port: service.config.port, hostname: service.config.host }, (info) => {
-  service.log.info('listening', {
-    url: `http://${info.family === 'IPv6' ? `[${info.address}]` : info.address}:${info.port}`,
-  })
-})
+const server = serve(
+  { fetch: service.app.fetch, port: service.config.http.port, hostname: service.config.http.host },
+  (info) => {
+    service.log.info('listening', {
+      url: `http://${info.family === 'IPv6' ? `[${info.address}]` : info.address}:${info.port}`,
+    })
+  },
+)
 answerClientErrors(server)
 
 // SIGTERM (a deploy, a scale-in): stop accepting, answer 503 on open connections, let calls in
@@ -28,7 +31,7 @@ answerClientErrors(server)
 function shutdown(signal: string): void {
   if (draining) return
   draining = true
-  const graceMs = service.config.operations.shutdownGraceSeconds * 1000
+  const graceMs = service.config.process.shutdownGraceSeconds * 1000
   service.log.info('shutting down', { signal, grace_seconds: graceMs / 1000 })
   server.close(() => {
     service.log.info('stopped: every call in flight finished')

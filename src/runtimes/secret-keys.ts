@@ -1,4 +1,5 @@
-import { type ApiKey, ConfigError, parseApiKeys, parseKeysFile } from '../config/config'
+import { type ApiKey, parseApiKeys, parseKeysFile } from '../auth/keys'
+import { ConfigError } from '../core/settings'
 
 /**
  * API keys kept in AWS (TOOLPORT_API_KEYS_SECRET = the ARN of an SSM parameter or a Secrets Manager

@@ -2,9 +2,9 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { loadConfig } from '../config/config'
-import { silentLogger } from '../log'
-import { toolNames } from '../tools/builtins'
+import { silentLogger } from '../core/logger'
+import { loadSettings } from '../core/settings'
+import { sandboxSettings } from './settings'
 import { setupShell } from './setup'
 
 let work: string
@@ -15,25 +15,26 @@ afterAll(async () => {
   await rm(work, { recursive: true, force: true })
 })
 
-const config = (sandbox: string) =>
-  loadConfig({ TOOLPORT_SANDBOX: sandbox, TOOLPORT_WORK_DIR: join(work, sandbox) }, { toolNames })
+const settings = (sandbox: string) =>
+  loadSettings(sandboxSettings, { TOOLPORT_SANDBOX: sandbox, TOOLPORT_WORK_DIR: join(work, sandbox) }, 'node')
+const options = { maxFileBytes: 1024 * 1024 }
 
 describe('setupShell', () => {
   it('never falls back to an unsandboxed run when bubblewrap is missing', async () => {
-    const setup = await setupShell(config('auto'), { PATH: join(work, 'empty-path') }, silentLogger)
+    const setup = await setupShell(settings('auto'), { PATH: join(work, 'empty-path') }, silentLogger, options)
     expect(setup.shell).toBeUndefined()
     expect(setup.problem).toMatch(/bubblewrap is not installed.*apt-get install bubblewrap/)
   })
 
   it('reports an operator-disabled sandbox', async () => {
-    const setup = await setupShell(config('none'), process.env, silentLogger)
+    const setup = await setupShell(settings('none'), process.env, silentLogger, options)
     expect(setup.shell).toBeUndefined()
     expect(setup.problem).toMatch(/TOOLPORT_SANDBOX=none/)
   })
 
   // As root the sandbox drops to an unprivileged uid, which mkdtemp's 0700 folder shuts out.
   it.skipIf(process.getuid?.() !== 0)('explains a work folder the sandbox user cannot reach', async () => {
-    const setup = await setupShell(config('bwrap'), process.env, silentLogger)
+    const setup = await setupShell(settings('bwrap'), process.env, silentLogger, options)
     expect(setup.shell).toBeUndefined()
     expect(setup.problem).toMatch(/bubblewrap cannot start a sandbox here: .*Permission denied/)
   })

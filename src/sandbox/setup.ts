@@ -1,14 +1,12 @@
 import { access, mkdir } from 'node:fs/promises'
 import { availableParallelism } from 'node:os'
 import { delimiter, join, resolve } from 'node:path'
-import type { Config } from '../config/config'
-import type { Logger } from '../tools/tool'
+import type { Logger } from '../core/logger'
 import {
   type BwrapOptions,
   createBwrapSandbox,
   findUsrMergedLinks,
   probeBwrap,
-  type SandboxLimits,
   writeSandboxEtc,
 } from './executors/bwrap'
 import { probeCgroups } from './executors/cgroup'
@@ -23,6 +21,7 @@ import { createProcessSandbox } from './executors/process'
 import type { Sandbox } from './executors/sandbox'
 import { createLimiter } from './limiter'
 import { createWorkerLister, type PolicyWorkerOptions } from './policy/command-lister'
+import type { SandboxSettings } from './settings'
 import { createShellService, type ShellService } from './shell-service'
 
 export interface ShellSetup {
@@ -45,35 +44,25 @@ async function findProgram(name: string, env: Record<string, string | undefined>
   return undefined
 }
 
-function limitsOf(config: Config): SandboxLimits {
-  const { shell } = config
-  return {
-    memoryBytes: shell.memoryBytes,
-    pids: shell.pids,
-    fileBytes: shell.fileBytes,
-    openFiles: shell.openFiles,
-    maxOutputBytes: shell.maxOutputBytes,
-    workspaceBytes: shell.workspaceBytes,
-    workspaceEntries: shell.workspaceEntries,
-  }
-}
-
-async function createBwrap(config: Config, env: Record<string, string | undefined>): Promise<Sandbox | string> {
+async function createBwrap(
+  settings: SandboxSettings,
+  env: Record<string, string | undefined>,
+): Promise<Sandbox | string> {
   if (process.platform !== 'linux') return 'bubblewrap needs Linux'
   const bwrapPath = await findProgram('bwrap', env)
   if (!bwrapPath) return 'bubblewrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)'
   if (!(await findProgram('prlimit', env))) return 'prlimit (util-linux) is not installed'
   const root = process.getuid?.() === 0
   if (root && !(await findProgram('setpriv', env))) return 'setpriv (util-linux) is not installed'
-  const workDir = resolve(config.shell.workDir)
+  const workDir = resolve(settings.workDir)
   await mkdir(workDir, { recursive: true, mode: 0o711 })
   const etcDir = join(workDir, 'etc')
   await writeSandboxEtc(etcDir)
   const options: BwrapOptions = {
     bwrapPath,
-    limits: limitsOf(config),
+    limits: settings.limits,
     // As root, the sandbox drops to an unprivileged host uid: rlimits then apply and files it makes are not root's.
-    sandboxUser: root ? { uid: config.shell.uid, gid: config.shell.gid } : undefined,
+    sandboxUser: root ? settings.user : undefined,
     cgroups: await probeCgroups(),
     etcDir,
     usrMergedLinks: await findUsrMergedLinks(),
@@ -83,15 +72,15 @@ async function createBwrap(config: Config, env: Record<string, string | undefine
 }
 
 async function createContainer(
-  config: Config,
+  settings: SandboxSettings,
   env: Record<string, string | undefined>,
   log: Logger,
 ): Promise<Sandbox | string> {
-  const container = config.container
+  const container = settings.container
   if (!container) return 'TOOLPORT_SANDBOX=container needs TOOLPORT_CONTAINER_IMAGE'
   const enginePath = await findProgram(container.engine, env)
   if (!enginePath) return `${container.engine} is not installed (TOOLPORT_CONTAINER_ENGINE=${container.engine})`
-  const workDir = resolve(config.shell.workDir)
+  const workDir = resolve(settings.workDir)
   // The workspace copy is handed to the engine as a --mount source, whose syntax has no escaping.
   if (/[,:=]/.test(workDir)) return `TOOLPORT_WORK_DIR must not contain ",", ":" or "=" for containers: ${workDir}`
   await mkdir(workDir, { recursive: true, mode: 0o711 })
@@ -103,10 +92,9 @@ async function createContainer(
     images: container.images,
     cpus: container.cpus,
     network: container.network,
-    limits: limitsOf(config),
+    limits: settings.limits,
     // As root, commands run as the configured unprivileged uid; otherwise as the service's own.
-    user:
-      ownUid === 0 ? { uid: config.shell.uid, gid: config.shell.gid } : { uid: ownUid, gid: process.getgid?.() ?? 0 },
+    user: ownUid === 0 ? settings.user : { uid: ownUid, gid: process.getgid?.() ?? 0 },
     rootless: ownUid !== 0,
     engineEnv: engineEnvironment(env),
     scratchDir: workDir,
@@ -126,46 +114,43 @@ async function createContainer(
 
 /** Builds the shell service TOOLPORT_SANDBOX asks for; never an unsandboxed fallback. */
 export async function setupShell(
-  config: Config,
+  settings: SandboxSettings,
   env: Record<string, string | undefined>,
   log: Logger,
-  options: { policyWorker?: PolicyWorkerOptions } = {},
+  options: { maxFileBytes: number; policyWorker?: PolicyWorkerOptions },
 ): Promise<ShellSetup> {
-  if (config.sandbox === 'none')
+  if (settings.executor === 'none')
     return { shell: undefined, problem: 'TOOLPORT_SANDBOX=none: the operator disabled the sandbox' }
   const sandbox =
-    config.sandbox === 'process'
-      ? createProcessSandbox(limitsOf(config), await findProgram('prlimit', env))
-      : config.sandbox === 'container'
-        ? await createContainer(config, env, log)
-        : await createBwrap(config, env)
+    settings.executor === 'process'
+      ? createProcessSandbox(settings.limits, await findProgram('prlimit', env))
+      : settings.executor === 'container'
+        ? await createContainer(settings, env, log)
+        : await createBwrap(settings, env)
   if (typeof sandbox === 'string') {
     log.warn('execute_command is unavailable', { reason: sandbox })
     return { shell: undefined, problem: sandbox }
   }
-  const concurrency = config.shell.concurrency ?? availableParallelism()
-  const workDir = resolve(config.shell.workDir)
+  const concurrency = settings.concurrency ?? availableParallelism()
+  const workDir = resolve(settings.workDir)
   await mkdir(workDir, { recursive: true, mode: 0o711 })
   const status = sandbox.status()
   log.info('sandbox ready', { executor: status.executor, enforced: status.enforced, concurrency })
   const shell = createShellService({
     sandbox,
-    limiter: createLimiter(concurrency, config.shell.queue ?? concurrency * 4),
+    limiter: createLimiter(concurrency, settings.queue ?? concurrency * 4),
     policy: {
-      ...(config.shell.allow ? { allow: config.shell.allow } : {}),
-      ...(config.shell.deny ? { deny: config.shell.deny } : {}),
+      ...(settings.allow ? { allow: settings.allow } : {}),
+      ...(settings.deny ? { deny: settings.deny } : {}),
       // Off the main thread where the runtime has the worker entry (the Node service): a hostile command
       // costs its check up to seconds of CPU, which must not stall every other call.
-      ...((config.shell.allow || config.shell.deny) && options.policyWorker
+      ...((settings.allow || settings.deny) && options.policyWorker
         ? { lister: createWorkerLister(options.policyWorker) }
         : {}),
     },
-    maxFileBytes: config.maxFileBytes,
+    maxFileBytes: options.maxFileBytes,
     mirrorsRoot: sandbox.executor === 'process' ? undefined : join(workDir, 'workspaces'),
-    owner:
-      sandbox.executor !== 'process' && process.getuid?.() === 0
-        ? { uid: config.shell.uid, gid: config.shell.gid }
-        : undefined,
+    owner: sandbox.executor !== 'process' && process.getuid?.() === 0 ? settings.user : undefined,
   })
   return { shell, problem: undefined }
 }

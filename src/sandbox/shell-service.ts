@@ -5,7 +5,8 @@ import { ToolError } from '../core/errors'
 import type { ObjectStore } from '../storage/store'
 import type { OutputStream, Sandbox, SandboxRunResult, SandboxStatus } from './executors/sandbox'
 import type { Limiter } from './limiter'
-import { createWorkspaceMirrors, type FileChange, type SkippedFile, type WorkspaceMirrors } from './mirror/mirror'
+import { createWorkspaceMirrors, type WorkspaceMirrors } from './mirror/mirror'
+import type { FileChange, SkippedFile } from './mirror/types'
 import type { CommandPolicy } from './policy/policy'
 
 export interface ShellRequest {

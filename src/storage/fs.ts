@@ -27,7 +27,7 @@ import {
 import { join } from 'node:path'
 import { Readable } from 'node:stream'
 import { ToolError } from '../core/errors'
-import { timeSlices } from '../core/time-slices'
+import { timeSlices } from './time-slices'
 import { assertValidKey, assertValidPrefix, clampListLimit, compareKeys, isValidKey, selectListPage } from './keys'
 import type { ListOptions, ListResult, ObjectBody, ObjectInfo, ObjectStore, ObjectStream, StoredObject } from './store'
 

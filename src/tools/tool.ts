@@ -1,20 +1,8 @@
 import type { z } from 'zod'
+import type { Effect } from '../core/effects'
+import type { Logger } from '../core/logger'
 import type { Workspace } from '../workspace/workspace'
 import type { ToolServices } from './services'
-
-export { type ErrorCode, ToolError } from '../core/errors'
-
-/**
- * What a call may do to the world. `read` changes nothing; `write` changes the workspace;
- * `external` reaches outside the service (network); `destructive` may lose data.
- */
-export type Effect = 'read' | 'write' | 'external' | 'destructive'
-
-export interface Logger {
-  info(message: string, fields?: Record<string, unknown>): void
-  warn(message: string, fields?: Record<string, unknown>): void
-  error(message: string, fields?: Record<string, unknown>): void
-}
 
 export interface ToolLimits {
   /** Largest file a tool may read or write, in bytes. */
@@ -62,6 +50,17 @@ export interface Tool<Input extends AnyZodObject = AnyZodObject, Output extends 
    * of limits.callTimeoutMs so a tool's longer timeout is respected.
    */
   deadlineMs?(input: z.output<Input>): number
+  /**
+   * What the call would do, changing nothing: ?dry_run=true answers it, and an approver sees it. Runs
+   * the tool's own checks, so a call that cannot succeed is refused before anyone is asked.
+   */
+  dryRun?(input: z.output<Input>, context: DryRunContext): Promise<unknown>
+}
+
+/** What a dry run may use: it reads the workspace, and writes and sends nothing. */
+export interface DryRunContext {
+  workspace: Workspace
+  limits: ToolLimits
 }
 
 /** The title of one call; a callTitle that fails must not fail the call it only names. */

@@ -1,5 +1,6 @@
-import type { Context, MiddlewareHandler } from 'hono'
+import type { MiddlewareHandler } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
+import { ToolError } from '../../core/errors'
 
 /**
  * hono's bodyLimit with the same decisions, minus its cost on ordinary requests: hono first reads
@@ -9,14 +10,17 @@ import { bodyLimit } from 'hono/body-limit'
  * decision is taken here from the headers; only bodies of unknown length go through hono's counting
  * stream.
  */
-export function limitBody(maxSize: number, onError: (context: Context) => never): MiddlewareHandler {
-  const counting = bodyLimit({ maxSize, onError })
+export function limitBody(maxBytes: number, hint: string): MiddlewareHandler {
+  const onError = (): never => {
+    throw new ToolError('size_exceeded', `The request body is larger than ${maxBytes} bytes.`, { hint })
+  }
+  const counting = bodyLimit({ maxSize: maxBytes, onError })
   return async (context, next) => {
     const length = context.req.header('content-length')
     if (length === undefined || context.req.header('transfer-encoding') !== undefined) {
       return counting(context, next)
     }
-    if (Number.parseInt(length, 10) > maxSize) onError(context)
+    if (Number.parseInt(length, 10) > maxBytes) onError()
     await next()
   }
 }

@@ -1,9 +1,5 @@
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi'
-import type { ApprovalStore } from '../../approvals/store'
-import { invokeTool } from '../../caller/invoke'
-import { ToolError } from '../../core/errors'
-import type { ToolServices } from '../../tools/services'
-import type { Logger, Tool, ToolLimits } from '../../tools/tool'
+import type { Caller } from '../../caller/caller'
 import type { AppEnv } from '../env'
 import { Problem } from '../problem'
 
@@ -25,33 +21,8 @@ const ApprovalId = z
   .regex(/^[A-Za-z0-9-]{8,64}$/)
   .openapi({ param: { name: 'id', in: 'path' }, description: 'The approval_id of a pending call.' })
 
-export interface ApprovalRouteDeps {
-  store: ApprovalStore
-  tools: readonly Tool[]
-  storage: Parameters<typeof invokeTool>[0]['storage']
-  limits: ToolLimits
-  log: Logger
-  services: ToolServices
-  now?: () => Date
-}
-
-function notFound(id: string, hint = 'Approvals are visible only to their tenant and are gone once decided.') {
-  return new ToolError('not_found', `No pending approval ${id} for this key.`, { hint })
-}
-
-/**
- * The key that asked for a call must not be the one that lets it through, or a model holding it could
- * approve its own calls: deciding takes a separate approver key.
- */
-function notAnApprover() {
-  return new ToolError('permission_denied', 'This key may not decide approvals.', {
-    hint: 'Decide with an approver key of the same tenant: a keys-file entry with "approver": true. The key whose calls need approval cannot approve them.',
-  })
-}
-
 /** POST /v1/approvals/{id} (decide_approval): approve runs the stored call once, reject drops it. */
-export function registerApprovalRoutes(app: OpenAPIHono<AppEnv>, deps: ApprovalRouteDeps): void {
-  const toolsByName = new Map(deps.tools.map((tool) => [tool.name, tool]))
+export function registerApprovalRoutes(app: OpenAPIHono<AppEnv>, caller: Caller): void {
   const route = createRoute({
     method: 'post',
     path: '/v1/approvals/{id}',
@@ -85,39 +56,12 @@ export function registerApprovalRoutes(app: OpenAPIHono<AppEnv>, deps: ApprovalR
   app.openapi(route, async (context) => {
     const { id } = context.req.valid('param')
     const { decision } = context.req.valid('json')
-    const { tenant, approver } = context.get('principal')
-    // Checked before the lookup, so a key that may not decide learns nothing about pending calls.
-    if (!approver) throw notAnApprover()
-    // Removed before anything runs: a second decision, concurrent or later, finds nothing.
-    const record = await deps.store.take(tenant, id)
-    if (!record) throw notFound(id)
-    const now = (deps.now ?? (() => new Date()))()
-    if (Date.parse(record.expires_at) <= now.getTime()) {
-      throw notFound(id, `The approval expired at ${record.expires_at}; call the tool again to ask anew.`)
-    }
-    if (decision === 'reject') return context.json({ status: 'rejected', approval_id: id } as never, 200)
-    const tool = toolsByName.get(record.tool)
-    if (!tool) throw notFound(id, `The tool ${record.tool} is no longer enabled.`)
-    context.set('tool', tool.name)
-    const output = await invokeTool({
-      tool,
-      input: record.input,
-      // The caller that asked, with its tool scope; the approval is what lets it through.
-      principal: {
-        id: record.principal.id,
-        tenant: record.tenant,
-        tools: record.principal.tools ? new Set(record.principal.tools) : undefined,
-        requireApproval: new Set(),
-        approver: false,
-      },
-      workspaceId: record.workspace,
-      storage: deps.storage,
-      limits: deps.limits,
-      log: deps.log,
-      services: deps.services,
-      signal: context.req.raw.signal,
+    const outcome = await caller.decide(context.get('principal'), id, decision, {
       origin: new URL(context.req.url).origin,
+      signal: context.req.raw.signal,
     })
-    return context.json(output as never, 200)
+    if ('rejected' in outcome) return context.json({ status: 'rejected', approval_id: id } as never, 200)
+    context.set('tool', outcome.tool)
+    return context.json(outcome.output as never, 200)
   })
 }

@@ -1,13 +1,14 @@
 import type { OpenAPIHono } from '@hono/zod-openapi'
+import type { Effect } from '../../core/effects'
 import { ToolError } from '../../core/errors'
 import { isSchema } from '../../platforms/schema'
+import type { ToolRegistry } from '../../registry/registry'
 import type { ObjectStore } from '../../storage/store'
-import type { Effect, Tool, ToolLimits } from '../../tools/tool'
+import type { ToolLimits } from '../../tools/tool'
 import type { WorkspaceEntry } from '../../workspace/workspace'
 import { createWorkspace } from '../../workspace/workspace'
 import type { AppEnv } from '../env'
-import { inputSchemaOf } from './catalog'
-import { WorkspaceId } from './tools'
+import { parseWorkspace } from '../workspace-param'
 
 // Enough to orient a model in a project; the rest is one list_files away.
 const maxEntries = 200
@@ -20,6 +21,7 @@ const effectMeaning: Record<Effect, string> = {
 }
 
 export interface ContextDeps {
+  registry: ToolRegistry
   storage: ObjectStore
   limits: ToolLimits
 }
@@ -39,16 +41,10 @@ interface ContextDocument {
  * GET /v1/context: what a platform can put in its system prompt so the model knows the workspace,
  * the limits and its tools before its first call, instead of spending calls to find out.
  */
-export function registerContextRoute(app: OpenAPIHono<AppEnv>, tools: readonly Tool[], deps: ContextDeps): void {
-  const shellTimeout = shellTimeoutOf(tools)
+export function registerContextRoute(app: OpenAPIHono<AppEnv>, deps: ContextDeps): void {
+  const shellTimeout = shellTimeoutOf(deps.registry)
   app.get('/v1/context', async (context) => {
-    const parsed = WorkspaceId.safeParse(context.req.query('workspace'))
-    if (!parsed.success) {
-      throw new ToolError('validation', `Invalid workspace ${JSON.stringify(context.req.query('workspace'))}.`, {
-        hint: 'Use a workspace id of 1 to 64 characters from A-Z, a-z, 0-9, ".", "_" and "-", not only dots.',
-        details: { field: 'workspace' },
-      })
-    }
+    const workspaceId = parseWorkspace(context.req.query('workspace'))
     const format = context.req.query('format') ?? 'text'
     if (format !== 'text' && format !== 'json') {
       throw new ToolError('validation', `Unknown context format ${JSON.stringify(format)}.`, {
@@ -57,11 +53,11 @@ export function registerContextRoute(app: OpenAPIHono<AppEnv>, tools: readonly T
       })
     }
     const principal = context.get('principal')
-    const workspace = createWorkspace(deps.storage, principal.tenant, parsed.data)
+    const workspace = createWorkspace(deps.storage, principal.tenant, workspaceId)
     const { listing } = await workspace.list('', { recursive: true, limit: maxEntries })
-    const allowed = tools.filter((tool) => !principal.tools || principal.tools.has(tool.name))
+    const allowed = deps.registry.visibleTo(principal)
     const document: ContextDocument = {
-      workspace: parsed.data,
+      workspace: workspaceId,
       files: {
         entries: listing.entries.map(({ path, type, size }) => ({ path, type, size })),
         truncated: listing.truncated,
@@ -81,9 +77,9 @@ export function registerContextRoute(app: OpenAPIHono<AppEnv>, tools: readonly T
 }
 
 /** The shell's timeout as execute_command's own schema declares it, so the two cannot disagree. */
-function shellTimeoutOf(tools: readonly Tool[]): { default: number; max: number } | undefined {
-  const shell = tools.find((tool) => tool.name === 'execute_command')
-  const properties = shell ? inputSchemaOf(shell).properties : undefined
+function shellTimeoutOf(registry: ToolRegistry): { default: number; max: number } | undefined {
+  const shell = registry.find('execute_command')
+  const properties = shell ? registry.inputSchema(shell).properties : undefined
   const timeout = isSchema(properties) ? properties.timeout_seconds : undefined
   if (!isSchema(timeout) || typeof timeout.default !== 'number' || typeof timeout.maximum !== 'number') return undefined
   return { default: timeout.default, max: timeout.maximum }

@@ -11,16 +11,22 @@ import {
 import type { Context } from 'hono'
 import { HTTPException } from 'hono/http-exception'
 import { z } from 'zod'
-import { assertToolAllowed } from '../../auth/authenticator'
-import { invokeTool } from '../../caller/invoke'
+import { assertToolAllowed } from '../../auth/principal'
+import type { Caller } from '../../caller/caller'
+import type { Logger } from '../../core/logger'
 import { type McpTool, toMcpTool } from '../../platforms/mcp'
 import { stripNullOptionals } from '../../platforms/nulls'
 import type { JsonSchema } from '../../platforms/schema'
+import type { ToolRegistry } from '../../registry/registry'
 import type { Tool } from '../../tools/tool'
 import type { AppEnv } from '../env'
 import { problemBody, validationError } from '../problem'
-import { catalogEntry, inputSchemaOf } from './catalog'
-import type { McpRouteDeps } from './mcp'
+
+export interface McpDeps {
+  caller: Caller
+  log: Logger
+  version: string
+}
 
 /**
  * One MCP request, answered by a fresh server and transport (stateless). Loaded by the /mcp route on
@@ -34,16 +40,19 @@ interface McpEntry {
 
 export type McpEntries = ReadonlyMap<string, McpEntry>
 
-export function mcpEntries(tools: readonly Tool[]): McpEntries {
+export function mcpEntries(registry: ToolRegistry): McpEntries {
   return new Map(
-    tools.map((tool) => [tool.name, { tool, listed: toMcpTool(catalogEntry(tool)), inputSchema: inputSchemaOf(tool) }]),
+    registry.tools.map((tool) => [
+      tool.name,
+      { tool, listed: toMcpTool(registry.entry(tool)), inputSchema: registry.inputSchema(tool) },
+    ]),
   )
 }
 
 export async function answerMcp(
   context: Context<AppEnv>,
   entries: McpEntries,
-  deps: McpRouteDeps,
+  deps: McpDeps,
   workspaceId: string,
 ): Promise<Response | undefined> {
   const server = createServer(context, entries, deps, workspaceId)
@@ -63,12 +72,7 @@ export async function answerMcp(
   }
 }
 
-function createServer(
-  context: Context<AppEnv>,
-  entries: McpEntries,
-  deps: McpRouteDeps,
-  workspaceId: string,
-): McpServer {
+function createServer(context: Context<AppEnv>, entries: McpEntries, deps: McpDeps, workspaceId: string): McpServer {
   const principal = context.get('principal')
   const server = new McpServer(
     { name: 'toolport', version: deps.version },
@@ -82,15 +86,12 @@ function createServer(
     context.set('tool', entry.tool.name)
     try {
       assertToolAllowed(principal, entry.tool.name)
-      const output = await invokeTool({
+      const output = await deps.caller.invoke({
         tool: entry.tool,
         input: parseInput(entry, request.params.arguments ?? {}),
         principal,
         workspaceId,
-        storage: deps.storage,
-        limits: deps.limits,
-        log: deps.log,
-        services: deps.services,
+        origin: undefined,
         signal: AbortSignal.any([context.req.raw.signal, extra.signal]),
       })
       return {

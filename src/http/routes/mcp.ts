@@ -1,14 +1,13 @@
 import type { OpenAPIHono } from '@hono/zod-openapi'
-import { bodyLimit } from 'hono/body-limit'
-import { isLoopbackHost } from '../../config/config'
 import { ToolError } from '../../core/errors'
-import type { Tool } from '../../tools/tool'
+import { isLoopbackHost } from '../../core/loopback'
 import type { AppEnv } from '../env'
-import type { McpEntries } from './mcp-session'
-import { type ToolRouteDeps, WorkspaceId } from './tools'
+import { limitBody } from '../middleware/body-limit'
+import { parseWorkspace } from '../workspace-param'
+import type { McpDeps, McpEntries } from './mcp-session'
 
-export interface McpRouteDeps extends ToolRouteDeps {
-  version: string
+export interface McpRouteDeps extends McpDeps {
+  maxBodyBytes: number
   /** The service's public URL: browsers may call /mcp only from its origin (or from loopback). */
   publicUrl: string
 }
@@ -16,21 +15,14 @@ export interface McpRouteDeps extends ToolRouteDeps {
 /**
  * MCP over Streamable HTTP, stateless: every POST gets a fresh server and transport, so any instance
  * behind a load balancer can answer any request and nothing outlives the call. Calls go through the
- * same invokeTool as REST, with the principal the auth middleware found and `?workspace=`.
+ * same caller as REST, with the principal the auth middleware found and `?workspace=`.
  */
-export function registerMcpRoute(app: OpenAPIHono<AppEnv>, tools: readonly Tool[], deps: McpRouteDeps): void {
+export function registerMcpRoute(app: OpenAPIHono<AppEnv>, deps: McpRouteDeps): void {
   // Built on the first MCP request, with the SDK: neither is needed to serve REST calls.
   let entries: McpEntries | undefined
-  const limitBody = bodyLimit({
-    maxSize: deps.maxBodyBytes,
-    onError: () => {
-      throw new ToolError('size_exceeded', `The request body is larger than ${deps.maxBodyBytes} bytes.`, {
-        hint: `Send at most ${deps.maxBodyBytes} bytes in one MCP message.`,
-      })
-    },
-  })
+  const limitedBody = limitBody(deps.maxBodyBytes, `Send at most ${deps.maxBodyBytes} bytes in one MCP message.`)
   const publicOrigin = new URL(deps.publicUrl).origin
-  app.all('/mcp', limitBody, async (context) => {
+  app.all('/mcp', limitedBody, async (context) => {
     assertTrustedOrigin(context.req.header('origin'), publicOrigin)
     if (context.req.method !== 'POST') {
       // Stateless: no server-initiated stream (GET) and no session to end (DELETE), as the spec allows.
@@ -41,7 +33,7 @@ export function registerMcpRoute(app: OpenAPIHono<AppEnv>, tools: readonly Tool[
     }
     const workspace = parseWorkspace(context.req.query('workspace'))
     const session = await import('./mcp-session')
-    entries ??= session.mcpEntries(tools)
+    entries ??= session.mcpEntries(deps.caller.registry)
     return session.answerMcp(context, entries, deps, workspace)
   })
 }
@@ -62,14 +54,5 @@ function assertTrustedOrigin(origin: string | undefined, publicOrigin: string): 
   if (isLoopbackHost(host)) return
   throw new ToolError('permission_denied', `Requests from origin ${JSON.stringify(origin)} are not allowed on /mcp.`, {
     hint: `Connect from ${publicOrigin}, or from a client that is not a web page.`,
-  })
-}
-
-function parseWorkspace(value: string | undefined): string {
-  const parsed = WorkspaceId.safeParse(value)
-  if (parsed.success) return parsed.data
-  throw new ToolError('validation', `Invalid workspace ${JSON.stringify(value)}.`, {
-    hint: 'Use a workspace id of 1 to 64 characters from A-Z, a-z, 0-9, ".", "_" and "-", not only dots.',
-    details: { field: 'workspace' },
   })
 }

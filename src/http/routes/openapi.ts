@@ -1,6 +1,6 @@
 import type { OpenAPIHono } from '@hono/zod-openapi'
 import { ToolError } from '../../core/errors'
-import type { Tool } from '../../tools/tool'
+import type { ToolRegistry } from '../../registry/registry'
 import type { AppEnv } from '../env'
 
 export const serviceDescription =
@@ -14,7 +14,7 @@ type OpenApiDocument = ReturnType<OpenAPIHono['getOpenAPI31Document']>
  */
 export function buildOpenApiDocument(
   app: OpenAPIHono<AppEnv>,
-  tools: readonly Tool[],
+  registry: ToolRegistry,
   publicUrl: string,
   version: string,
 ): OpenApiDocument {
@@ -24,7 +24,7 @@ export function buildOpenApiDocument(
     servers: [{ url: publicUrl }],
     tags: [{ name: 'tools', description: 'One operation per tool.' }],
   })
-  const effects = new Map(tools.map((tool) => [tool.name, tool.effect]))
+  const effects = new Map(registry.tools.map((tool) => [tool.name, tool.effect]))
   for (const pathItem of Object.values(document.paths ?? {})) {
     const operation = pathItem.post
     const effect = operation?.operationId ? effects.get(operation.operationId) : undefined
@@ -36,7 +36,7 @@ export function buildOpenApiDocument(
 
 export function registerOpenApiRoute(
   app: OpenAPIHono<AppEnv>,
-  tools: readonly Tool[],
+  registry: ToolRegistry,
   publicUrl: string,
   version: string,
 ): void {
@@ -46,9 +46,9 @@ export function registerOpenApiRoute(
     description: 'An API key issued by the operator (TOOLPORT_API_KEYS).',
   })
   let document: OpenApiDocument | undefined
-  const known = new Set(tools.map((tool) => tool.name))
+  const known = new Set(registry.tools.map((tool) => tool.name))
   app.get('/openapi.json', (context) => {
-    document ??= buildOpenApiDocument(app, tools, publicUrl, version)
+    document ??= buildOpenApiDocument(app, registry, publicUrl, version)
     const wanted = context.req.query('tools')
     return context.json(wanted === undefined ? document : subsetDocument(document, parseToolList(wanted, known)))
   })

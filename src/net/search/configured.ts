@@ -1,10 +1,10 @@
-import type { WebConfig } from '../../config/config'
 import type { HttpClient } from '../http'
 import type { NetworkPolicy } from '../ssrf'
 import { createBraveProvider } from './brave'
 import { createDuckDuckGoProvider } from './duckduckgo'
 import type { SearchProvider } from './search'
 import { createSearxngProvider } from './searxng'
+import type { SearchSettings } from './settings'
 
 /**
  * The search provider the configuration names, over the runtime's HTTP client. `clientFor` builds a
@@ -12,14 +12,14 @@ import { createSearxngProvider } from './searxng'
  * client refuses, so exactly that host is opened, for search only.
  */
 export function createConfiguredSearch(
-  web: WebConfig,
+  search: SearchSettings,
+  allowHosts: readonly string[],
   http: HttpClient,
   clientFor: (policy: NetworkPolicy) => HttpClient,
 ): SearchProvider | undefined {
-  const search = web.search
   switch (search?.provider) {
     case 'searxng':
-      return createSearxngProvider(search.url, clientFor({ allowHosts: [...web.allowHosts, new URL(search.url).host] }))
+      return createSearxngProvider(search.url, clientFor({ allowHosts: [...allowHosts, new URL(search.url).host] }))
     case 'brave':
       return createBraveProvider(search.apiKey, http)
     case 'duckduckgo':

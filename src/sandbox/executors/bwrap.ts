@@ -1,20 +1,8 @@
 import { lstat, mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { CgroupManager } from './cgroup'
-import type { Sandbox, SandboxRunRequest, SandboxRunResult, SandboxStatus } from './sandbox'
+import type { Sandbox, SandboxLimits, SandboxRunRequest, SandboxRunResult, SandboxStatus } from './sandbox'
 import { probeSandbox, runSandboxedChild, workspaceLimitOf } from './sandboxed-child'
-
-export interface SandboxLimits {
-  memoryBytes: number
-  pids: number
-  /** RLIMIT_FSIZE: largest file a command may write. */
-  fileBytes: number
-  openFiles: number
-  maxOutputBytes: number
-  /** Total size of the workspace folder during a run. */
-  workspaceBytes: number
-  workspaceEntries: number
-}
 
 export interface BwrapOptions {
   bwrapPath: string

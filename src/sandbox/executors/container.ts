@@ -2,8 +2,7 @@ import { execFile } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { access, mkdtemp, rm } from 'node:fs/promises'
 import { join } from 'node:path'
-import type { SandboxLimits } from './bwrap'
-import type { Sandbox, SandboxRunRequest, SandboxRunResult, SandboxStatus } from './sandbox'
+import type { Sandbox, SandboxLimits, SandboxRunRequest, SandboxRunResult, SandboxStatus } from './sandbox'
 import { probeSandbox, runSandboxedChild, workspaceLimitOf } from './sandboxed-child'
 
 /**

@@ -1,6 +1,6 @@
 import { type Dirent, lstatSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { timeSlices } from '../../core/time-slices'
+import { timeSlices } from '../../storage/time-slices'
 
 /**
  * Bytes and entries under a folder, never following symbolic links. Stops counting past maxEntries,

@@ -1,8 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { SandboxLimits } from './bwrap'
-import type { Sandbox, SandboxRunResult } from './sandbox'
+import type { Sandbox, SandboxLimits, SandboxRunResult } from './sandbox'
 import { runSandboxedChild, workspaceLimitOf } from './sandboxed-child'
 
 /**

@@ -57,3 +57,16 @@ export interface Sandbox {
   status(): SandboxStatus
   run(request: SandboxRunRequest): Promise<SandboxRunResult>
 }
+
+/** The resource limits every executor applies to one command. */
+export interface SandboxLimits {
+  memoryBytes: number
+  pids: number
+  /** RLIMIT_FSIZE: largest file a command may write. */
+  fileBytes: number
+  openFiles: number
+  maxOutputBytes: number
+  /** Total size of the workspace folder during a run. */
+  workspaceBytes: number
+  workspaceEntries: number
+}

@@ -1,9 +1,8 @@
 import { chown, mkdtemp, rm } from 'node:fs/promises'
 import { join } from 'node:path'
-import type { SandboxLimits } from './bwrap'
 import { runChild } from './child'
 import { workspaceWatchdog } from './disk-usage'
-import type { Sandbox, SandboxRunRequest, SandboxRunResult } from './sandbox'
+import type { Sandbox, SandboxLimits, SandboxRunRequest, SandboxRunResult } from './sandbox'
 
 /** The program an executor starts for a request (its sandbox chain), and where. */
 export interface SandboxedProgram {

@@ -4,9 +4,9 @@ import { chmod, lchown, lstat, mkdir, open, rename, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { ObjectInfo, ObjectStore } from '../../storage/store'
 import { entryOf, fingerprintMatches, type Manifest, type ManifestEntry } from './manifest'
-import type { SkippedFile } from './mirror'
 import { runPool } from './pool'
 import { isWorkspacePath, lstatOrNull, removeEntry, walkTree } from './scan'
+import type { SkippedFile } from './types'
 
 /**
  * Checkout makes the mirror folder exactly equal to storage, downloading only what the manifest

@@ -4,9 +4,9 @@ import { type FileHandle, open } from 'node:fs/promises'
 import { ToolError } from '../../core/errors'
 import type { ObjectStore } from '../../storage/store'
 import { entryOf, fingerprintMatches, type Manifest, type ManifestEntry } from './manifest'
-import type { FileChange, SkippedFile, SyncResult } from './mirror'
 import { runPool } from './pool'
 import { hasCode, type LocalEntry, walkTree } from './scan'
+import type { FileChange, SkippedFile, SyncResult } from './types'
 
 /**
  * Commit writes what the sandbox changed back to storage. Only regular files are ever read; links

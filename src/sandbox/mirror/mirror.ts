@@ -7,6 +7,7 @@ import { commitChanges } from './commit'
 import { createKeyedLock } from './keyed-lock'
 import { createManifestCache } from './manifest'
 import { lstatOrNull, removeEntry } from './scan'
+import type { SkippedFile, SyncResult } from './types'
 
 /**
  * "The workspace travels": a local folder mirroring one workspace's objects, bind-mounted into the
@@ -24,22 +25,6 @@ export interface MirrorOptions {
   maxFileBytes: number
   /** Owner of materialized files and folders, so an unprivileged sandbox user can write them. */
   owner?: { uid: number; gid: number }
-}
-
-export interface FileChange {
-  path: string
-  change: 'added' | 'modified' | 'deleted'
-  size?: number
-}
-
-export interface SkippedFile {
-  path: string
-  reason: string
-}
-
-export interface SyncResult {
-  changes: FileChange[]
-  skipped: SkippedFile[]
 }
 
 export interface Checkout {

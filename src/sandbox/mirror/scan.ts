@@ -1,7 +1,7 @@
 import { type BigIntStats, lstatSync, readdirSync } from 'node:fs'
 import { chmod, lstat, readdir, rm } from 'node:fs/promises'
 import { normalizeWorkspacePath } from '../../core/paths'
-import { timeSlices } from '../../core/time-slices'
+import { timeSlices } from '../../storage/time-slices'
 
 /**
  * Walking a mirror folder that an untrusted sandbox has written to. Everything is lstat'ed and no

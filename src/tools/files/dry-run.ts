@@ -1,18 +1,11 @@
 import { createTwoFilesPatch } from 'diff'
 import { normalizeWorkspacePath } from '../../core/paths'
 import type { Workspace } from '../../workspace/workspace'
-import type { ToolLimits } from '../tool'
-import { multiEditText, replaceFirstText } from './edit'
+import type { DryRunContext } from '../tool'
 import { decodeText } from './text'
-import { textAfterWrite } from './write'
+import { multiEditText, replaceFirstText, textAfterWrite } from './transforms'
 
-export interface DryRunContext {
-  workspace: Workspace
-  limits: ToolLimits
-}
-
-/** What a call would do, computed with the tool's own text transformation; it changes nothing. */
-export type DryRun = (input: never, context: DryRunContext) => Promise<unknown>
+// What a file tool would do, computed with the tool's own text transformation; each changes nothing.
 
 function unifiedDiff(path: string, before: string, after: string, created = false): string {
   return createTwoFilesPatch(created ? '/dev/null' : `a/${path}`, `b/${path}`, before, after)
@@ -35,7 +28,7 @@ interface EditInput {
   new_text: string
 }
 
-const writeFileDryRun = async (input: WriteInput, { workspace, limits }: DryRunContext) => {
+export const writeFileDryRun = async (input: WriteInput, { workspace, limits }: DryRunContext) => {
   if (input.mode === 'write') {
     const existed = await workspace.exists(input.path)
     const before = existed ? (await readText(workspace, input.path, limits.maxFileBytes)).text : ''
@@ -45,12 +38,12 @@ const writeFileDryRun = async (input: WriteInput, { workspace, limits }: DryRunC
   return unifiedDiff(file.path, file.text, textAfterWrite(file.text, file.path, input))
 }
 
-const replaceFirstDryRun = async (input: EditInput, { workspace, limits }: DryRunContext) => {
+export const replaceFirstDryRun = async (input: EditInput, { workspace, limits }: DryRunContext) => {
   const file = await readText(workspace, input.path, limits.maxFileBytes)
   return unifiedDiff(file.path, file.text, replaceFirstText(file.text, file.path, input).text)
 }
 
-const multiEditDryRun = async (
+export const multiEditDryRun = async (
   input: { path: string; edits: { old_text: string; new_text: string }[] },
   { workspace, limits }: DryRunContext,
 ) => {
@@ -58,15 +51,6 @@ const multiEditDryRun = async (
   return unifiedDiff(file.path, file.text, multiEditText(file.text, file.path, input.edits))
 }
 
-const deleteFileDryRun = async (input: { path: string }, { workspace }: DryRunContext) => ({
+export const deleteFileDryRun = async (input: { path: string }, { workspace }: DryRunContext) => ({
   deletes: (await workspace.exists(input.path)) ? [normalizeWorkspacePath(input.path)] : [],
 })
-
-/** Dry runs of the write and destructive file tools, by tool name (?dry_run=true and approval previews). */
-export const fileDryRuns: Readonly<Record<string, DryRun>> = {
-  write_file: writeFileDryRun as DryRun,
-  apply_edit: replaceFirstDryRun as DryRun,
-  revert_edit: replaceFirstDryRun as DryRun,
-  multi_edit: multiEditDryRun as DryRun,
-  delete_file: deleteFileDryRun as DryRun,
-}

@@ -1,9 +1,10 @@
 import { z } from 'zod'
-import { ToolError } from '../../core/errors'
 import { defineTool, type ToolContext } from '../tool'
+import { multiEditDryRun, replaceFirstDryRun } from './dry-run'
 import { writeAfterEdit } from './editing'
 import { EditOutput, WorkspacePath } from './schemas'
-import { decodeText, lineNumberAt, spliceText } from './text'
+import { decodeText } from './text'
+import { multiEditText, replaceFirstText } from './transforms'
 
 const OldText = z.string().min(1).describe('Exact text to find, including whitespace and line endings.')
 const NewText = z.string().describe('Text that replaces it.')
@@ -12,33 +13,6 @@ const SingleEditInput = z.object({ path: WorkspacePath, old_text: OldText, new_t
 const SingleEditOutput = EditOutput.extend({
   line: z.number().int().describe('Line where the replaced text started.'),
 })
-
-function notFound(path: string, field: string, index?: number): ToolError {
-  const which = index === undefined ? 'old_text' : `edits[${index}].old_text`
-  const after = index ? ` after applying edits 0..${index - 1}` : ''
-  return new ToolError('not_found', `${which} was not found in ${path}${after}; nothing was written.`, {
-    hint: 'Copy old_text exactly from the current file (read_file), including whitespace and line endings.',
-    details: { field },
-  })
-}
-
-/** apply_edit / revert_edit as a pure text transformation (a dry run computes exactly what the call writes). */
-export function replaceFirstText(text: string, path: string, edit: { old_text: string; new_text: string }) {
-  const index = text.indexOf(edit.old_text)
-  if (index === -1) throw notFound(path, 'old_text')
-  return { text: spliceText(text, index, edit.old_text.length, edit.new_text), line: lineNumberAt(text, index) }
-}
-
-/** multi_edit as a pure text transformation: all edits in order, or a not_found naming the first that fails. */
-export function multiEditText(text: string, path: string, edits: readonly { old_text: string; new_text: string }[]) {
-  let updated = text
-  for (const [index, edit] of edits.entries()) {
-    const position = updated.indexOf(edit.old_text)
-    if (position === -1) throw notFound(path, `edits.${index}.old_text`, index)
-    updated = spliceText(updated, position, edit.old_text.length, edit.new_text)
-  }
-  return updated
-}
 
 async function replaceFirst(input: z.output<typeof SingleEditInput>, { workspace, limits }: ToolContext) {
   const file = await workspace.readFile(input.path, limits.maxFileBytes)
@@ -57,6 +31,7 @@ export const applyEdit = defineTool({
   input: SingleEditInput,
   output: SingleEditOutput,
   run: replaceFirst,
+  dryRun: replaceFirstDryRun,
 })
 
 export const revertEdit = defineTool({
@@ -73,6 +48,7 @@ export const revertEdit = defineTool({
   }),
   output: SingleEditOutput,
   run: replaceFirst,
+  dryRun: replaceFirstDryRun,
 })
 
 export const multiEdit = defineTool({
@@ -97,4 +73,5 @@ export const multiEdit = defineTool({
     const written = await writeAfterEdit(workspace, file, text, limits.maxFileBytes)
     return { path: written.path, bytes_written: written.bytes, edits_applied: input.edits.length }
   },
+  dryRun: multiEditDryRun,
 })

@@ -3,6 +3,7 @@ import { z } from 'zod'
 import { ToolError } from '../../core/errors'
 import type { WorkspaceEntry } from '../../workspace/workspace'
 import { defineTool } from '../tool'
+import { deleteFileDryRun } from './dry-run'
 import { WorkspacePath } from './schemas'
 
 export const deleteFile = defineTool({
@@ -20,6 +21,7 @@ export const deleteFile = defineTool({
   async run(input, { workspace }) {
     return workspace.deleteFile(input.path)
   },
+  dryRun: deleteFileDryRun,
 })
 
 const Entry = z.object({

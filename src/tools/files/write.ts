@@ -1,10 +1,10 @@
 import { z } from 'zod'
-import { ToolError } from '../../core/errors'
 import { defineTool } from '../tool'
+import { writeFileDryRun } from './dry-run'
 import { writeAfterEdit } from './editing'
-import { applyLinePatches } from './patch'
 import { EditOutput, LineNumber, WorkspacePath } from './schemas'
-import { countOccurrences, decodeText, encodeText, spliceText } from './text'
+import { decodeText, encodeText } from './text'
+import { textAfterWrite } from './transforms'
 
 const Patch = z.object({
   start_line: LineNumber.describe('First line to replace (1-based).'),
@@ -17,37 +17,6 @@ const Patch = z.object({
 })
 
 const requiredByMode = { write: ['content'], replace: ['old_text', 'new_text'], patch: ['patches'] } as const
-
-/** The new text of a replace or patch write (pure, so a dry run computes exactly what the call would write). */
-export function textAfterWrite(
-  text: string,
-  path: string,
-  input: {
-    mode: 'replace' | 'patch' | 'write'
-    old_text?: string | undefined
-    new_text?: string | undefined
-    patches?: Parameters<typeof applyLinePatches>[1] | undefined
-  },
-): string {
-  if (input.mode === 'replace') {
-    const oldText = input.old_text as string
-    const matches = countOccurrences(text, oldText)
-    if (matches === 0) {
-      throw new ToolError('not_found', `old_text was not found in ${path}.`, {
-        hint: 'Copy old_text exactly from the current file (read_file), including whitespace and line endings.',
-        details: { field: 'old_text' },
-      })
-    }
-    if (matches > 1) {
-      throw new ToolError('conflict', `old_text occurs ${matches} times in ${path}; replace needs a unique match.`, {
-        hint: 'Include more surrounding lines in old_text so that it matches exactly once.',
-        details: { field: 'old_text', matches },
-      })
-    }
-    return spliceText(text, text.indexOf(oldText), oldText.length, input.new_text as string)
-  }
-  return applyLinePatches(text, input.patches ?? [])
-}
 
 export const writeFile = defineTool({
   name: 'write_file',
@@ -92,4 +61,5 @@ export const writeFile = defineTool({
     const written = await writeAfterEdit(workspace, file, updated, limits.maxFileBytes)
     return { path: written.path, bytes_written: written.bytes, mode: input.mode, created: false }
   },
+  dryRun: writeFileDryRun,
 })

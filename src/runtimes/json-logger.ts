@@ -1,7 +1,10 @@
 import pino from 'pino'
-import type { Logger } from './tools/tool'
+import type { Logger } from '../core/logger'
+import type { Environment, Runtime } from '../core/settings'
+import { loadSettings } from '../core/settings'
+import { type ProcessSettings, processSettings } from '../config/process-settings'
 
-export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent'
+export type LogLevel = ProcessSettings['logLevel']
 
 /**
  * JSON lines through pino, the format log collectors (CloudWatch, Loki) ingest as is. Secrets are
@@ -37,10 +40,15 @@ export function createJsonLogger(level: LogLevel = 'info', base: Record<string, 
   }
 }
 
-export const silentLogger: Logger = { info() {}, warn() {}, error() {} }
-
-/** An error as a log field: JSON.stringify of an Error would show none of its name, message or stack. */
-export function describeCause(cause: unknown): unknown {
-  if (cause instanceof Error) return { name: cause.name, message: cause.message, stack: cause.stack }
-  return cause
+/**
+ * The service's logger, at TOOLPORT_LOG_LEVEL. Made before the configuration is read, so that its
+ * errors can be logged: an unreadable level falls back to info here, and loading the configuration
+ * then refuses it with a message naming the variable.
+ */
+export function serviceLogger(env: Environment, runtime: Runtime): Logger {
+  let level: LogLevel = 'info'
+  try {
+    level = loadSettings(processSettings, env, runtime).logLevel
+  } catch {}
+  return createJsonLogger(level, { service: 'toolport' })
 }

@@ -1,0 +1,140 @@
+import type { ApprovalRecord, ApprovalStore } from '../approvals/store'
+import { storedPrincipal } from '../auth/principal'
+import { ToolError } from '../core/errors'
+import type { ObjectStore } from '../storage/store'
+import type { ToolServices } from '../tools/services'
+import { type Tool, type ToolLimits, titleOfCall } from '../tools/tool'
+import { createWorkspace } from '../workspace/workspace'
+import type { Call } from './call'
+
+/** The 202 body of a call that waits for an approver. */
+export interface PendingApproval {
+  status: 'pending_approval'
+  approval_id: string
+  title: string
+  tool: string
+  preview: unknown
+  expires_at: string
+  approve_url: string
+}
+
+/** What the gate answers instead of running a call. */
+export type Admission = { kind: 'dry_run'; preview: unknown } | { kind: 'pending_approval'; pending: PendingApproval }
+
+export interface ApprovalGateDeps {
+  store: ApprovalStore
+  storage: ObjectStore
+  limits: ToolLimits
+  services: ToolServices
+  ttlSeconds: number
+  /** TOOLPORT_PUBLIC_URL when set; otherwise approve_url points at the request's origin. */
+  publicUrl: string | undefined
+  now?: () => Date
+}
+
+/** A decided approval: the call to run (approve), or nothing to run (reject). */
+export type Decision = { kind: 'rejected' } | { kind: 'approved'; record: ApprovalRecord; principal: Call['principal'] }
+
+export interface ApprovalGate {
+  /**
+   * Runs before a call: ?dry_run=true answers the preview; a call the key must have approved is stored
+   * and answered pending — after its dry run, so a refusal known up front (missing file, bad path,
+   * old_text not found) is answered at once instead of costing someone a decision. Undefined: run it.
+   */
+  admit(call: Call, options: { dryRun: boolean }): Promise<Admission | undefined>
+  /** Takes a pending call out of the store (once: a second decision finds nothing) and decides it. */
+  decide(principal: Call['principal'], id: string, decision: 'approve' | 'reject'): Promise<Decision>
+}
+
+export function approvalNotFound(
+  id: string,
+  hint = 'Approvals are visible only to their tenant and are gone once decided.',
+) {
+  return new ToolError('not_found', `No pending approval ${id} for this key.`, { hint })
+}
+
+/**
+ * The key that asked for a call must not be the one that lets it through, or a model holding it could
+ * approve its own calls: deciding takes a separate approver key.
+ */
+function notAnApprover() {
+  return new ToolError('permission_denied', 'This key may not decide approvals.', {
+    hint: 'Decide with an approver key of the same tenant: a keys-file entry with "approver": true. The key whose calls need approval cannot approve them.',
+  })
+}
+
+export function approvalUrl(origin: string, id: string): string {
+  return `${origin}/v1/approvals/${id}`
+}
+
+export function createApprovalGate(deps: ApprovalGateDeps): ApprovalGate {
+  const now = deps.now ?? (() => new Date())
+  return {
+    async admit(call, options) {
+      const { tool, principal } = call
+      const needsApproval = principal.requireApproval.has(tool.effect)
+      if (!options.dryRun && !needsApproval) return undefined
+      if (options.dryRun && !tool.dryRun) {
+        throw new ToolError('validation', `${tool.name} has no dry run.`, {
+          hint: 'dry_run=true is supported by write_file, apply_edit, multi_edit, revert_edit and delete_file.',
+          details: { field: 'dry_run' },
+        })
+      }
+      const title = titleOfCall(tool, call.input)
+      const preview = await previewOf(tool, call, deps, title)
+      if (options.dryRun) return { kind: 'dry_run', preview }
+      const created = now()
+      const record: ApprovalRecord = {
+        id: crypto.randomUUID(),
+        tenant: principal.tenant,
+        principal: { id: principal.id, tools: principal.tools ? [...principal.tools] : null },
+        tool: tool.name,
+        workspace: call.workspaceId,
+        input: call.input,
+        title,
+        created_at: created.toISOString(),
+        expires_at: new Date(created.getTime() + deps.ttlSeconds * 1000).toISOString(),
+      }
+      await deps.store.save(record)
+      return {
+        kind: 'pending_approval',
+        pending: {
+          status: 'pending_approval',
+          approval_id: record.id,
+          title,
+          tool: tool.name,
+          preview,
+          expires_at: record.expires_at,
+          approve_url: approvalUrl(deps.publicUrl ?? call.origin ?? '', record.id),
+        },
+      }
+    },
+
+    async decide(principal, id, decision) {
+      // Checked before the lookup, so a key that may not decide learns nothing about pending calls.
+      if (!principal.approver) throw notAnApprover()
+      // Removed before anything runs: a second decision, concurrent or later, finds nothing.
+      const record = await deps.store.take(principal.tenant, id)
+      if (!record) throw approvalNotFound(id)
+      if (Date.parse(record.expires_at) <= now().getTime()) {
+        throw approvalNotFound(id, `The approval expired at ${record.expires_at}; call the tool again to ask anew.`)
+      }
+      if (decision === 'reject') return { kind: 'rejected' }
+      // The caller that asked, with its tool scope; the approval is what lets it through.
+      return {
+        kind: 'approved',
+        record,
+        principal: storedPrincipal({ id: record.principal.id, tenant: record.tenant, tools: record.principal.tools }),
+      }
+    },
+  }
+}
+
+/** The tool's own dry run where it has one; otherwise what an approver must judge: the title and input. */
+async function previewOf(tool: Tool, call: Call, deps: ApprovalGateDeps, title: string): Promise<unknown> {
+  if (!tool.dryRun) return { title, input: call.input }
+  const workspace = createWorkspace(deps.storage, call.principal.tenant, call.workspaceId, {
+    quota: deps.services.quota,
+  })
+  return tool.dryRun(call.input as never, { workspace, limits: deps.limits })
+}

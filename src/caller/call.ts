@@ -1,0 +1,19 @@
+import type { Principal } from '../auth/principal'
+import type { Tool, ToolEvent } from '../tools/tool'
+
+/**
+ * One tool call as every transport hands it to the caller: REST JSON and SSE, MCP, jobs and approved
+ * calls alike. The input is already validated against the tool's schema.
+ */
+export interface Call {
+  tool: Tool
+  input: unknown
+  principal: Principal
+  workspaceId: string
+  /** Origin of the request, so generated links point back at this service (unset: a job's own record). */
+  origin: string | undefined
+  /** Aborts when the caller goes away (a disconnect, a cancelled job). */
+  signal: AbortSignal
+  /** Progress the tool reports (SSE output events); unset: dropped. */
+  emit?: (event: ToolEvent) => void
+}

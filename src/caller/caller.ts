@@ -1,0 +1,173 @@
+import type { ApprovalStore } from '../approvals/store'
+import type { Principal } from '../auth/principal'
+import { storedPrincipal } from '../auth/principal'
+import type { Logger } from '../core/logger'
+import type { JobRunner, JobSpec } from '../jobs/runner'
+import type { JobRecord } from '../jobs/types'
+import type { ToolRegistry } from '../registry/registry'
+import type { ObjectStore } from '../storage/store'
+import type { ToolServices } from '../tools/services'
+import type { ToolLimits } from '../tools/tool'
+import { type Admission, approvalNotFound, createApprovalGate } from './approvals'
+import type { Call } from './call'
+import { invokeTool } from './invoke'
+import { type CallJobsDeps, createCallJobs } from './jobs'
+import type { CallSettings } from './settings'
+
+export interface CallerDeps {
+  registry: ToolRegistry
+  storage: ObjectStore
+  settings: CallSettings
+  services: ToolServices
+  log: Logger
+  approvals: { store: ApprovalStore; ttlSeconds: number; publicUrl: string | undefined }
+  jobs: Omit<CallJobsDeps, 'execute' | 'storage' | 'log'>
+}
+
+export type RunOutcome = { output: unknown } | { job: JobRecord }
+
+export type DecisionOutcome = { rejected: true } | { output: unknown; tool: string }
+
+/**
+ * The one call path. Every transport (REST JSON and SSE, MCP, jobs, approvals) hands the caller a
+ * Call; the caller owns what a call runs with: the workspace of the principal's tenant, the limits,
+ * the deadline (synchronous calls get TOOLPORT_CALL_TIMEOUT_SECONDS unless the tool sets its own; jobs
+ * only the tool's), the approval gate, and the hand-off to a job.
+ */
+export interface Caller {
+  readonly registry: ToolRegistry
+  readonly jobs: JobRunner
+  /** ?dry_run=true and keys that need approval: an answer instead of running the call; undefined: run it. */
+  admit(call: Call, options: { dryRun: boolean }): Promise<Admission | undefined>
+  /** Runs the call now (SSE, MCP, approved calls): permission, workspace, deadline, output check. */
+  invoke(call: Call): Promise<unknown>
+  /**
+   * Runs the call as REST JSON does: as a job when asked (`async`), otherwise now — and if it outlasts
+   * the synchronous limit it goes on as a job, the answer being that job. A disconnect cancels the call
+   * only while it is still synchronous.
+   */
+  run(call: Call, options: { async: boolean; callbackUrl: string | null }): Promise<RunOutcome>
+  /** Decides a pending approval; approve runs the stored call once, as the key that asked. */
+  decide(
+    principal: Principal,
+    id: string,
+    decision: 'approve' | 'reject',
+    request: Pick<Call, 'origin' | 'signal'>,
+  ): Promise<DecisionOutcome>
+}
+
+export function createCaller(deps: CallerDeps): Caller {
+  const { registry, storage, services, log, settings } = deps
+  const limits: ToolLimits = { maxFileBytes: settings.maxFileBytes, maxResponseChars: settings.maxResponseChars }
+  const syncLimits: ToolLimits = { ...limits, callTimeoutMs: settings.callTimeoutSeconds * 1000 }
+  const syncTimeoutMs = settings.syncTimeoutSeconds * 1000
+
+  const invokeWith = (call: Call, callLimits: ToolLimits) =>
+    invokeTool({
+      tool: call.tool,
+      input: call.input,
+      principal: call.principal,
+      workspaceId: call.workspaceId,
+      storage,
+      limits: callLimits,
+      log,
+      services,
+      signal: call.signal,
+      ...(call.emit ? { emit: call.emit } : {}),
+      ...(call.origin ? { origin: call.origin } : {}),
+    })
+
+  const jobs = createCallJobs({
+    ...deps.jobs,
+    storage,
+    log,
+    // A job runs without the synchronous deadline: only the tool's own (and the runtime's, on Lambda).
+    execute(job, signal) {
+      const tool = registry.find(job.tool)
+      if (!tool) throw new Error(`tool ${job.tool} is not enabled here`)
+      return invokeWith(
+        {
+          tool,
+          input: job.input,
+          principal: storedPrincipal({ id: job.principal.id, tenant: job.tenant, tools: job.principal.tools }),
+          workspaceId: job.workspace,
+          origin: job.origin ?? undefined,
+          signal,
+        },
+        limits,
+      )
+    },
+  })
+
+  const gate = createApprovalGate({ ...deps.approvals, storage, limits: syncLimits, services })
+
+  const invoke = (call: Call) => invokeWith(call, syncLimits)
+
+  async function run(call: Call, options: { async: boolean; callbackUrl: string | null }): Promise<RunOutcome> {
+    const spec = jobSpec(call, options.callbackUrl)
+    if (options.async) return { job: await jobs.submit(spec) }
+    if (syncTimeoutMs <= 0) return { output: await invoke(call) }
+    // The call's own signal: a disconnect cancels it only while it is still a synchronous call.
+    const controller = new AbortController()
+    let converted = false
+    const onDisconnect = () => {
+      if (!converted) controller.abort(new Error('client disconnected'))
+    }
+    call.signal.addEventListener('abort', onDisconnect, { once: true })
+    const work = invoke({ ...call, signal: controller.signal })
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const outcome = await Promise.race([
+      work.then(
+        (output) => ({ output }),
+        (error: unknown) => ({ error }),
+      ),
+      new Promise<'slow'>((resolve) => {
+        timer = setTimeout(() => resolve('slow'), syncTimeoutMs)
+      }),
+    ])
+    clearTimeout(timer)
+    if (outcome === 'slow') {
+      converted = true
+      return { job: await jobs.adopt(spec, work, controller) }
+    }
+    call.signal.removeEventListener('abort', onDisconnect)
+    if ('error' in outcome) throw outcome.error
+    return outcome
+  }
+
+  return {
+    registry,
+    jobs,
+    admit: (call, options) => gate.admit(call, options),
+    invoke,
+    run,
+    async decide(principal, id, decision, request) {
+      const decided = await gate.decide(principal, id, decision)
+      if (decided.kind === 'rejected') return { rejected: true }
+      const { record } = decided
+      const tool = registry.find(record.tool)
+      if (!tool) throw approvalNotFound(id, `The tool ${record.tool} is no longer enabled.`)
+      const output = await invoke({
+        tool,
+        input: record.input,
+        principal: decided.principal,
+        workspaceId: record.workspace,
+        ...request,
+      })
+      return { output, tool: tool.name }
+    },
+  }
+}
+
+/** What a job keeps of a call: enough to run it later, anywhere, as the key that asked. */
+function jobSpec(call: Call, callbackUrl: string | null): JobSpec {
+  return {
+    tenant: call.principal.tenant,
+    principal: { id: call.principal.id, tools: call.principal.tools ? [...call.principal.tools] : null },
+    tool: call.tool.name,
+    workspace: call.workspaceId,
+    input: call.input,
+    origin: call.origin ?? null,
+    callback_url: callbackUrl,
+  }
+}

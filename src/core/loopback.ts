@@ -1,0 +1,5 @@
+/** True for the names of this machine's loopback interface: localhost, ::1 and 127.0.0.0/8. */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '').toLowerCase()
+  return bare === 'localhost' || bare === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(bare)
+}

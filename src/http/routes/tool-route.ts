@@ -1,0 +1,85 @@
+import { createRoute, type RouteConfig, z } from '@hono/zod-openapi'
+import type { MiddlewareHandler } from 'hono'
+import type { Tool } from '../../tools/tool'
+import { Problem } from '../problem'
+import { WorkspaceId } from '../workspace-param'
+import { Job } from './jobs'
+
+// The OpenAPI declaration of POST /v1/tools/{name}: generated from the tool's own schemas.
+
+const AsyncFlag = z
+  .enum(['true', 'false'])
+  .optional()
+  .openapi({
+    param: { name: 'async', in: 'query' },
+    description: 'true: answer 202 at once with a job to poll (GET /v1/jobs/{id}) instead of waiting for the result.',
+  })
+
+const CallbackUrl = z
+  .url({ protocol: /^https?$/ })
+  .max(2048)
+  .optional()
+  .openapi({
+    param: { name: 'callback_url', in: 'query' },
+    description: 'With a job: POST the finished job here, signed with X-Toolport-Signature (see the README).',
+  })
+
+const DryRunFlag = z
+  .enum(['true', 'false'])
+  .optional()
+  .openapi({
+    param: { name: 'dry_run', in: 'query' },
+    description:
+      'true: change nothing and return { dry_run: true, preview } (a unified diff, or what would be deleted).',
+  })
+
+const problemContent = { 'application/problem+json': { schema: Problem } }
+
+function errorResponses(tool: Tool) {
+  const responses: Record<number, { description: string; content: typeof problemContent }> = {
+    400: { description: 'Invalid input: the problem names the field and gives a hint.', content: problemContent },
+    401: { description: 'Missing or invalid bearer key.', content: problemContent },
+    403: { description: 'The key may not call this tool, or the operation is not allowed.', content: problemContent },
+    413: { description: 'The body or a file is larger than allowed.', content: problemContent },
+    415: { description: 'The body is not JSON.', content: problemContent },
+    500: { description: 'Unexpected server error.', content: problemContent },
+    503: { description: 'A backing service (storage) is unavailable; retry later.', content: problemContent },
+  }
+  responses[404] = { description: 'The file, folder or text to work on does not exist.', content: problemContent }
+  if (tool.effect !== 'read') {
+    responses[409] = { description: 'The target is in a conflicting state.', content: problemContent }
+  }
+  return responses
+}
+
+/** The route of one tool; `middleware` runs before the body is validated (permission, body limit, nulls). */
+export function toolRoute(tool: Tool, middleware: MiddlewareHandler[]) {
+  return createRoute({
+    method: 'post',
+    path: `/v1/tools/${tool.name}`,
+    operationId: tool.name,
+    summary: tool.title,
+    description: tool.description,
+    tags: ['tools'],
+    security: [{ bearerAuth: [] }],
+    middleware: middleware as RouteConfig['middleware'],
+    request: {
+      query: z.object({
+        workspace: WorkspaceId,
+        async: AsyncFlag,
+        callback_url: CallbackUrl,
+        ...(tool.dryRun ? { dry_run: DryRunFlag } : {}),
+      }),
+      body: { required: true, content: { 'application/json': { schema: tool.input } } },
+    },
+    responses: {
+      200: { description: `${tool.title}: result.`, content: { 'application/json': { schema: tool.output } } },
+      202: {
+        description:
+          'Accepted as a job (async=true, or the call outlasted the synchronous limit): poll status_url. For a key that requires approval: { status: "pending_approval", approval_id, approve_url, preview }.',
+        content: { 'application/json': { schema: Job } },
+      },
+      ...errorResponses(tool),
+    },
+  })
+}

@@ -1,0 +1,60 @@
+import { z } from 'zod'
+import { commaList, defineSettings, httpUrl, type SliceOf, variable } from '../core/settings'
+import { parseRateLimit } from './middleware/rate-limit'
+
+const origin = z
+  .string()
+  .transform((value) => value.replace(/\/+$/, ''))
+  .refine((value) => value === '*' || /^https?:\/\/[^/\s]+$/.test(value))
+
+export const httpSettings = defineSettings({
+  title: 'Server',
+  variables: {
+    PORT: variable({
+      schema: z.coerce.number().int().min(0).max(65535),
+      default: '8787',
+      description: 'TCP port of the Node server.',
+    }),
+    HOST: variable({
+      schema: z.string().min(1),
+      default: '127.0.0.1',
+      description:
+        'Listen address of the Node server. Anything but loopback (`127.0.0.1`, `::1`, `localhost`) requires API keys.',
+    }),
+    TOOLPORT_PUBLIC_URL: variable({
+      schema: httpUrl.optional(),
+      description:
+        'The URL clients use: `servers[0].url` of the OpenAPI document, and the origin of download links, job and approval URLs. Unset: `http://{HOST}:{PORT}` in the document, and links point at the origin a call came in on.',
+    }),
+    TOOLPORT_CORS_ORIGINS: variable({
+      schema: commaList(origin, 'not an origin', 'use e.g. https://app.example.com'),
+      description: 'Comma list of browser origins allowed to call (`*` for any); unset: no CORS headers at all.',
+    }),
+    TOOLPORT_RATE_LIMIT: variable({
+      schema: z
+        .string()
+        .refine((value) => parseRateLimit(value) !== undefined, 'use COUNT/UNIT with UNIT s, min or hour, e.g. 60/min')
+        .transform((value) => parseRateLimit(value))
+        .optional(),
+      example: '60/min',
+      description:
+        'Calls per key and window (`s`, `min`, `hour`), per instance; past it, 429 with `Retry-After`. Unset: unlimited.',
+    }),
+  },
+  build(values) {
+    const host = values.HOST
+    const hostForUrl = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host
+    return {
+      port: values.PORT,
+      host,
+      /** Where this service is reached: TOOLPORT_PUBLIC_URL, or the listen address. */
+      publicUrl: values.TOOLPORT_PUBLIC_URL ?? `http://${hostForUrl}:${values.PORT}`,
+      /** TOOLPORT_PUBLIC_URL when it was set; otherwise links point at the request's origin. */
+      configuredPublicUrl: values.TOOLPORT_PUBLIC_URL,
+      corsOrigins: values.TOOLPORT_CORS_ORIGINS,
+      rateLimit: values.TOOLPORT_RATE_LIMIT,
+    }
+  },
+})
+
+export type HttpSettings = SliceOf<typeof httpSettings>

@@ -1,0 +1,65 @@
+import { ToolError } from '../../core/errors'
+import { applyLinePatches } from './patch'
+import { countOccurrences, lineNumberAt, spliceText } from './text'
+
+/**
+ * The edits of write_file, apply_edit, revert_edit and multi_edit as pure text transformations: the
+ * tools write what these return, and their dry runs diff it, so a preview is exactly what a call writes.
+ */
+function notFound(path: string, field: string, index?: number): ToolError {
+  const which = index === undefined ? 'old_text' : `edits[${index}].old_text`
+  const after = index ? ` after applying edits 0..${index - 1}` : ''
+  return new ToolError('not_found', `${which} was not found in ${path}${after}; nothing was written.`, {
+    hint: 'Copy old_text exactly from the current file (read_file), including whitespace and line endings.',
+    details: { field },
+  })
+}
+
+/** apply_edit / revert_edit as a pure text transformation (a dry run computes exactly what the call writes). */
+export function replaceFirstText(text: string, path: string, edit: { old_text: string; new_text: string }) {
+  const index = text.indexOf(edit.old_text)
+  if (index === -1) throw notFound(path, 'old_text')
+  return { text: spliceText(text, index, edit.old_text.length, edit.new_text), line: lineNumberAt(text, index) }
+}
+
+/** multi_edit as a pure text transformation: all edits in order, or a not_found naming the first that fails. */
+export function multiEditText(text: string, path: string, edits: readonly { old_text: string; new_text: string }[]) {
+  let updated = text
+  for (const [index, edit] of edits.entries()) {
+    const position = updated.indexOf(edit.old_text)
+    if (position === -1) throw notFound(path, `edits.${index}.old_text`, index)
+    updated = spliceText(updated, position, edit.old_text.length, edit.new_text)
+  }
+  return updated
+}
+
+/** The new text of a replace or patch write (pure, so a dry run computes exactly what the call would write). */
+export function textAfterWrite(
+  text: string,
+  path: string,
+  input: {
+    mode: 'replace' | 'patch' | 'write'
+    old_text?: string | undefined
+    new_text?: string | undefined
+    patches?: Parameters<typeof applyLinePatches>[1] | undefined
+  },
+): string {
+  if (input.mode === 'replace') {
+    const oldText = input.old_text as string
+    const matches = countOccurrences(text, oldText)
+    if (matches === 0) {
+      throw new ToolError('not_found', `old_text was not found in ${path}.`, {
+        hint: 'Copy old_text exactly from the current file (read_file), including whitespace and line endings.',
+        details: { field: 'old_text' },
+      })
+    }
+    if (matches > 1) {
+      throw new ToolError('conflict', `old_text occurs ${matches} times in ${path}; replace needs a unique match.`, {
+        hint: 'Include more surrounding lines in old_text so that it matches exactly once.',
+        details: { field: 'old_text', matches },
+      })
+    }
+    return spliceText(text, text.indexOf(oldText), oldText.length, input.new_text as string)
+  }
+  return applyLinePatches(text, input.patches ?? [])
+}
