@@ -1,11 +1,30 @@
 import { defineConfig } from 'vitest/config'
 
+/**
+ * One project per kind of test, so each can be run alone (`vitest run --project tools`):
+ * - unit: fast tests next to the code (src/), no servers and no system packages beyond Node;
+ * - contract: the HTTP contract of a real server on 127.0.0.1 (routes, errors, auth, MCP, jobs, …);
+ * - tools: each tool family end to end (files, web, documents; poppler and LibreOffice where present);
+ * - engines: the drivers and engines on their real backends (bubblewrap, podman, Docker, Chromium,
+ *   s3rver, Miniflare's R2);
+ * - runtimes: the Lambda, Workers and CLI entry points and the built Node server;
+ * - stress: load, soak and hostile-input corpora.
+ */
+const project = (name: string, include: string[]) => ({ extends: true as const, test: { name, include } })
+
 export default defineConfig({
   test: {
-    include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // Two cores: suites that start servers run side by side without starving each other.
     maxWorkers: 2,
+    projects: [
+      project('unit', ['src/**/*.test.ts']),
+      project('contract', ['test/contract/**/*.test.ts']),
+      project('tools', ['test/tools/**/*.test.ts']),
+      project('engines', ['test/engines/**/*.test.ts']),
+      project('runtimes', ['test/runtimes/**/*.test.ts']),
+      project('stress', ['test/stress/**/*.test.ts']),
+    ],
   },
 })

@@ -146,9 +146,7 @@ describe('layers of src/', () => {
     )
     expect(nodeImports).toEqual([])
     const coreImports = files.filter((file) => folderOf(file) === 'core' && (graph.get(file) ?? []).length > 0)
-    expect(coreImports.flatMap((file) => graph.get(file)?.filter((target) => folderOf(target) !== 'core'))).toEqual(
-      [],
-    )
+    expect(coreImports.flatMap((file) => graph.get(file)?.filter((target) => folderOf(target) !== 'core'))).toEqual([])
   })
 
   it('gives every folder a README.md that says what it is for', () => {

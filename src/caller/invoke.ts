@@ -31,7 +31,7 @@ export interface Invocation {
 export async function invokeTool(invocation: Invocation): Promise<unknown> {
   const { tool, principal, log } = invocation
   assertToolAllowed(principal, tool.name)
-  // Approval is asked for by POST /v1/tools/{name} (src/approvals); other transports (MCP) may not skip it.
+  // Approval is asked for by POST /v1/tools/{name} (the approval gate in caller/approvals.ts); other transports (MCP) may not skip it.
   if (principal.requireApproval.has(tool.effect)) {
     throw new ToolError('permission_denied', `This key needs an approval to call ${tool.name} (${tool.effect}).`, {
       hint: `Call POST /v1/tools/${tool.name}: it answers 202 pending_approval, and POST /v1/approvals/{id} runs the call.`,

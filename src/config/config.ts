@@ -18,11 +18,11 @@ import { jobSettings } from '../jobs/settings'
 import { searchSettings } from '../net/search/settings'
 import { netSettings } from '../net/settings'
 import { registrySettings } from '../registry/settings'
-import { processSettings } from './process-settings'
 import { sandboxSettings } from '../sandbox/settings'
 import { storageSettings } from '../storage/settings'
 import { environmentSettings } from '../tools/system/settings'
 import { workspaceSettings } from '../workspace/settings'
+import { processSettings } from './process-settings'
 
 /**
  * Every module's settings, in the order docs/configuration.md shows them. Each module declares and

@@ -7,7 +7,7 @@ export const processSettings = defineSettings({
     TOOLPORT_LOG_LEVEL: variable({
       schema: z.enum(['debug', 'info', 'warn', 'error', 'silent']),
       default: 'info',
-      description: '`debug`, `info`, `warn`, `error` or `silent`; logs are JSON lines on stdout.',
+      description: 'How much the service logs; logs are JSON lines on stdout.',
     }),
     TOOLPORT_METRICS: variable({
       schema: booleanText,

@@ -138,14 +138,19 @@ export function commaList(item: z.ZodType<string, string>, refusal: string, exam
       if (bad.length > 0) context.addIssue({ code: 'custom', message: `${refusal}: ${bad.join(', ')} (${example})` })
       return parsed.flatMap(({ result }) => (result.success ? [result.data] : []))
     })
+    .meta({ values: 'comma list' })
 }
 
 /** "true"/"false" and the usual spellings. */
 export const booleanText = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
   .transform((value) => value === 'true' || value === '1' || value === 'yes')
+  .meta({ values: '`true` or `false`' })
 
 export const positiveInteger = z.coerce.number().int().positive()
 
 /** A URL without its trailing slashes, so "${url}/v1/..." never doubles one. */
-export const httpUrl = z.url({ protocol: /^https?$/ }).transform((url) => url.replace(/\/+$/, ''))
+export const httpUrl = z
+  .url({ protocol: /^https?$/ })
+  .transform((url) => url.replace(/\/+$/, ''))
+  .meta({ values: 'http(s) URL' })

@@ -35,6 +35,7 @@ export const httpSettings = defineSettings({
         .string()
         .refine((value) => parseRateLimit(value) !== undefined, 'use COUNT/UNIT with UNIT s, min or hour, e.g. 60/min')
         .transform((value) => parseRateLimit(value))
+        .meta({ values: 'COUNT/UNIT' })
         .optional(),
       example: '60/min',
       description:

@@ -1,8 +1,8 @@
 import pino from 'pino'
+import { type ProcessSettings, processSettings } from '../config/process-settings'
 import type { Logger } from '../core/logger'
 import type { Environment, Runtime } from '../core/settings'
 import { loadSettings } from '../core/settings'
-import { type ProcessSettings, processSettings } from '../config/process-settings'
 
 export type LogLevel = ProcessSettings['logLevel']
 

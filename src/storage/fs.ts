@@ -27,9 +27,9 @@ import {
 import { join } from 'node:path'
 import { Readable } from 'node:stream'
 import { ToolError } from '../core/errors'
-import { timeSlices } from './time-slices'
 import { assertValidKey, assertValidPrefix, clampListLimit, compareKeys, isValidKey, selectListPage } from './keys'
 import type { ListOptions, ListResult, ObjectBody, ObjectInfo, ObjectStore, ObjectStream, StoredObject } from './store'
+import { timeSlices } from './time-slices'
 
 /**
  * An ObjectStore on a local directory: key 'a/b' is the file '<root>/a/b'. The root may be shared

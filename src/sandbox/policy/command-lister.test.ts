@@ -5,7 +5,7 @@ import { checkCommand } from './policy'
 import { ShellTooComplexError } from './shell-syntax'
 
 // The worker entry as source, loaded through tsx as `npm run dev` does; the built one is covered by
-// test/start.test.ts.
+// test/runtimes/start.test.ts.
 const policyWorker = { url: new URL('./policy-worker.ts', import.meta.url), typescript: true }
 // 60 KB of simple commands: ~1-2 s of parse and walk before the node budget refuses it.
 const hostile = 'a b; '.repeat(12_000)
