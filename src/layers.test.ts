@@ -26,7 +26,7 @@ const layers: ReadonlyArray<readonly string[]> = [
 
 /** Where `node:` modules may be imported: drivers, engines, Node-only tools and the runtimes. */
 const nodeImportsAllowed = [
-  /^storage\/(fs|time-slices)\.ts$/,
+  /^storage\/(fs|fs-[a-z]+|time-slices)\.ts$/,
   /^net\/node-http\.ts$/,
   /^sandbox\//,
   /^browser\//,

@@ -1,7 +1,9 @@
-import { isToolError, nestingError, statusOf, ToolError, titleOf } from '../core/errors'
+import { ToolError } from '../core/errors'
 import type { Logger } from '../core/logger'
-import { describeCause } from '../core/logger'
+import { deadline } from './deadline'
+import { createHeartbeats } from './heartbeats'
 import type { JobStore } from './job-store'
+import { createJobOutcomes } from './outcome'
 import { isFinished, type JobRecord } from './types'
 
 export interface JobRunnerOptions {
@@ -71,74 +73,11 @@ const staleAfterMs = 30_000
  */
 export function createJobRunner(options: JobRunnerOptions): JobRunner {
   const queue: JobRecord[] = []
-  const running = new Map<string, { controller: AbortController; tenant: string }>()
+  const heartbeats = createHeartbeats(options.store, options.heartbeatMs ?? 10_000)
+  const { running, watch, unwatch } = heartbeats
+  const { track, trackInProcess, notify } = createJobOutcomes(options, heartbeats)
   let active = 0
   const now = () => new Date().toISOString()
-
-  /** Stores the outcome; resolves to the job as stored (the cancelled one if a cancel came first). */
-  async function finish(job: JobRecord, outcome: { result?: unknown; error?: unknown }): Promise<JobRecord> {
-    if ('error' in outcome && isUnexpected(outcome.error)) {
-      // A synchronous call's 500 is logged by the error handler; a job's failure has no request to do it.
-      options.log.error('job failed unexpectedly', {
-        job: job.id,
-        tenant: job.tenant,
-        tool: job.tool,
-        cause: describeCause(outcome.error),
-      })
-    }
-    const finished: JobRecord = {
-      ...job,
-      finished_at: now(),
-      heartbeat_at: null,
-      ...('error' in outcome
-        ? { status: 'failed' as const, error: options.describeError(outcome.error), result: null }
-        : { status: 'succeeded' as const, result: outcome.result, error: null }),
-    }
-    // A cancel that landed first (here or on another instance) wins; one that comes later finds the job done.
-    const stored = await options.store.update(job.tenant, job.id, (current) =>
-      current?.status === 'cancelled' ? undefined : finished,
-    )
-    return stored ?? finished
-  }
-
-  /** Runs onFinished; never rejects. */
-  async function notify(job: JobRecord): Promise<void> {
-    try {
-      await options.onFinished(job)
-    } catch (error) {
-      options.log.warn('job notification failed', { job: job.id, cause: String(error) })
-    }
-  }
-
-  /** Waits for the work and stores its outcome; undefined when even the failure could not be stored. */
-  async function track(job: JobRecord, work: Promise<unknown>): Promise<JobRecord | undefined> {
-    let outcome: { result: unknown } | { error: unknown }
-    try {
-      outcome = { result: await work }
-    } catch (error) {
-      outcome = { error }
-    }
-    // A heartbeat already under way saves the job as running: it must land before the outcome, not after.
-    unwatch(job.id)
-    await beating
-    const lost = (saveError: unknown) => {
-      options.log.error('job result lost', { job: job.id, cause: String(saveError) })
-      return undefined
-    }
-    try {
-      return await finish(job, outcome)
-    } catch (error) {
-      // The result could not be stored (too large, storage down): store the failure instead.
-      return 'error' in outcome ? lost(error) : await finish(job, { error }).catch(lost)
-    }
-  }
-
-  /** The in-process paths: cancel() already notified for a cancelled job, and nobody waits for webhooks. */
-  function trackInProcess(job: JobRecord, work: Promise<unknown>): Promise<void> {
-    return track(job, work).then((finished) => {
-      if (finished && finished.status !== 'cancelled') void notify(finished)
-    })
-  }
 
   function pump() {
     while (active < options.concurrency && queue.length > 0) {
@@ -164,39 +103,6 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
     }
   }
 
-  // Heartbeats mark jobs alive for other instances, and pick up cancels made elsewhere. The timer
-  // runs only while this instance has jobs running, so an idle service holds no timers.
-  let heartbeat: ReturnType<typeof setInterval> | undefined
-  let beating: Promise<void> | undefined
-  async function beat() {
-    for (const [id, { controller, tenant }] of running) {
-      // Finished meanwhile (track() waits for this beat before it stores the outcome): nothing to write.
-      const job = await options.store
-        .update(tenant, id, (current) =>
-          current?.status === 'running' && running.has(id) ? { ...current, heartbeat_at: now() } : undefined,
-        )
-        .catch(() => undefined)
-      if (job?.status === 'cancelled') controller.abort(new ToolError('conflict', 'The job was cancelled.'))
-    }
-  }
-  function watch(id: string, entry: { controller: AbortController; tenant: string }) {
-    running.set(id, entry)
-    heartbeat ??= setInterval(() => {
-      beating ??= beat()
-        .catch(() => {})
-        .finally(() => {
-          beating = undefined
-        })
-    }, options.heartbeatMs ?? 10_000)
-  }
-  function unwatch(id: string) {
-    running.delete(id)
-    if (running.size === 0 && heartbeat) {
-      clearInterval(heartbeat)
-      heartbeat = undefined
-    }
-  }
-
   function record(spec: JobSpec, status: 'queued' | 'running'): JobRecord {
     const created = new Date()
     return {
@@ -216,21 +122,6 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
 
   function isStale(job: JobRecord): boolean {
     return job.status === 'running' && Date.now() - Date.parse(job.heartbeat_at ?? job.created_at) > staleAfterMs
-  }
-
-  /** Rejects with the signal's reason once it aborts (after killing the work through `controller`). */
-  function deadline(signal: AbortSignal, controller: AbortController): { reached: Promise<never>; clear(): void } {
-    let onAbort = () => {}
-    const reached = new Promise<never>((_resolve, reject) => {
-      onAbort = () => {
-        controller.abort(signal.reason)
-        reject(signal.reason)
-      }
-      if (signal.aborted) onAbort()
-      else signal.addEventListener('abort', onAbort, { once: true })
-    })
-    reached.catch(() => {})
-    return { reached, clear: () => signal.removeEventListener('abort', onAbort) }
   }
 
   return {
@@ -360,31 +251,9 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
       return requeued
     },
     stop() {
-      if (heartbeat) clearInterval(heartbeat)
+      heartbeats.stop()
       for (const { controller } of running.values())
         controller.abort(new ToolError('unavailable', 'The service stopped.'))
     },
-  }
-}
-
-/** Failures a caller's input or a known outage explains are not logged as errors; the rest are. */
-function isUnexpected(error: unknown): boolean {
-  if (isToolError(error)) return error.code === 'internal'
-  return nestingError(error) === undefined
-}
-
-/** The problem document stored with a failed job: the same members an HTTP error carries. */
-export function errorToProblem(error: unknown): Record<string, unknown> {
-  const known = isToolError(error)
-    ? error
-    : (nestingError(error) ?? new ToolError('internal', 'An unexpected error occurred.'))
-  return {
-    type: `urn:toolport:problem:${known.code}`,
-    title: titleOf(known.code),
-    status: statusOf(known.code),
-    detail: known.message,
-    code: known.code,
-    hint: known.hint,
-    ...known.details,
   }
 }

@@ -13,6 +13,8 @@ import { getSignedUrl } from '@aws-sdk/s3-request-presigner'
 import { ToolError } from '../core/errors'
 import { contentDisposition } from '../core/mime'
 import { assertValidKey, assertValidPrefix, clampListLimit } from './keys'
+import { emptyStream, trackBody } from './s3-body'
+import { copySourceMissing, errorName, isNotFound, statusCodeOf, toStorageError, unavailable } from './s3-errors'
 import type {
   ListOptions,
   ListResult,
@@ -46,8 +48,6 @@ export interface S3StorageOptions {
   /** Milliseconds a connection may sit idle mid-request (default 30000); large transfers stay allowed. */
   socketTimeoutMs?: number
 }
-
-const unavailableHeaders = { 'Retry-After': '5' }
 
 export function createS3Client(options: S3StorageOptions): S3Client {
   return new S3Client({
@@ -292,7 +292,6 @@ function normalizeBasePrefix(prefix: string | undefined): string {
   return base
 }
 
-/** x-amz-copy-source is URL-encoded: a raw '+' would be read as a space, '?' and '#' would cut the key. */
 /**
  * Generated files (outputs/ of a workspace) and job records and locks are tagged so the bucket's lifecycle rule
  * (infra/aws, tag toolport-lifecycle=output) expires them; everything else is kept.
@@ -303,12 +302,9 @@ export function lifecycleTagOf(key: string): string | undefined {
     : undefined
 }
 
+/** x-amz-copy-source is URL-encoded: a raw '+' would be read as a space, '?' and '#' would cut the key. */
 export function copySourceOf(bucket: string, key: string): string {
   return `${bucket}/${encodeURIComponent(key).replaceAll('%2F', '/')}`
-}
-
-function copySourceMissing(): ToolError {
-  return new ToolError('not_found', 'The object to copy does not exist.')
 }
 
 /** S3 quotes ETags; the quotes are HTTP syntax, not part of the version tag. */
@@ -318,83 +314,4 @@ function etagOf(etag: string | undefined): string {
 
 function dateOf(date: Date | undefined): Date {
   return date ?? new Date(0)
-}
-
-function emptyStream(): ReadableStream<Uint8Array> {
-  return new ReadableStream({
-    start(controller) {
-      controller.close()
-    },
-  })
-}
-
-interface BodyState {
-  size: number
-  failed: boolean
-  error: unknown
-}
-
-/** Counts the bytes of a stream body and remembers whether the stream itself failed. */
-function trackBody(source: ReadableStream<Uint8Array>): {
-  stream: ReadableStream<Uint8Array>
-  state: BodyState
-  cancel: (reason: unknown) => Promise<void>
-} {
-  const state: BodyState = { size: 0, failed: false, error: undefined }
-  const reader = source.getReader()
-  const stream = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      try {
-        const { done, value } = await reader.read()
-        if (done) {
-          controller.close()
-          return
-        }
-        state.size += value.byteLength
-        controller.enqueue(value)
-      } catch (error) {
-        state.failed = true
-        state.error = error
-        controller.error(error)
-      }
-    },
-    cancel(reason) {
-      return reader.cancel(reason)
-    },
-  })
-  return { stream, state, cancel: (reason) => reader.cancel(reason).catch(() => {}) }
-}
-
-function errorName(error: unknown): string | undefined {
-  return error instanceof Error ? error.name : undefined
-}
-
-function statusCodeOf(error: unknown): number | undefined {
-  const metadata = (error as { $metadata?: { httpStatusCode?: number } } | null)?.$metadata
-  return metadata?.httpStatusCode
-}
-
-function isNotFound(error: unknown): boolean {
-  const name = errorName(error)
-  if (name === 'NoSuchKey' || name === 'NotFound') return true
-  // A missing bucket is a configuration problem, not a missing object.
-  return statusCodeOf(error) === 404 && name !== 'NoSuchBucket'
-}
-
-function unavailable(cause: unknown): ToolError {
-  return new ToolError('unavailable', 'Storage is unavailable', {
-    cause,
-    headers: unavailableHeaders,
-    origin: 'storage',
-  })
-}
-
-function toStorageError(error: unknown): unknown {
-  if (error instanceof ToolError) return error
-  if (errorName(error) === 'EntityTooLarge') {
-    return new ToolError('size_exceeded', 'The object is too large for storage.', { cause: error })
-  }
-  // Network failures, 5xx, throttling and credential or permission problems alike: the operator has
-  // to fix them or they pass, and the caller can only retry later.
-  return unavailable(error)
 }

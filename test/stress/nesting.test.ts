@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { defineTool } from '../../src/tools/tool'
-import { MAX_HTML_NESTING } from '../../src/tools/web/html-scan'
+import { MAX_HTML_NESTING } from '../../src/tools/web/html-depth'
 import { type LocalWeb, startLocalWeb } from '../support/local-web'
 import { startTestServer, type TestServer } from '../support/server'
 

@@ -98,6 +98,7 @@ describe('excel_analyze', () => {
     ])
     expect(empty).toMatchObject({ name: 'Empty', row_count: 0, columns: [] })
     const one = await server.call('excel_analyze', { path: 'book.xlsx', sheet: 'Empty' })
+    expect(one.status, JSON.stringify(one.body)).toBe(200)
     expect(one.body.sheets.map((sheet: { name: string }) => sheet.name)).toEqual(['Empty'])
     const missing = await server.call('excel_analyze', { path: 'book.xlsx', sheet: 'Nope' })
     expect(missing.status).toBe(404)

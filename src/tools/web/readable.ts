@@ -2,7 +2,8 @@ import { Readability } from '@mozilla/readability'
 import { parseHTML } from 'linkedom'
 import TurndownService from 'turndown'
 import { escapeHtml } from '../../core/escape-html'
-import { MAX_HTML_NESTING, nestingExceeds, plainTextOf } from './html-scan'
+import { MAX_HTML_NESTING, nestingExceeds } from './html-depth'
+import { plainTextOf } from './html-text'
 
 export interface ReadablePage {
   title: string

@@ -1,7 +1,4 @@
-// htmlparser2 is the parser linkedom builds its documents with (pinned in package.json to linkedom's
-// version): its tokenizer sees exactly the tags and text linkedom's tree is made of.
-// Its Parser is not used here: it keeps its stacks in arrays it shifts at the front, quadratic in depth.
-import { Tokenizer, type TokenizerCallbacks } from 'htmlparser2'
+import { headings, tokenize } from './html-tokens'
 
 /**
  * The deepest element nesting a page may have for Readability, linkedom's tree operations and turndown.
@@ -13,34 +10,9 @@ import { Tokenizer, type TokenizerCallbacks } from 'htmlparser2'
  */
 export const MAX_HTML_NESTING = 256
 
-const noop = () => {}
-const quiet: TokenizerCallbacks = {
-  onattribdata: noop,
-  onattribentity: noop,
-  onattribend: noop,
-  onattribname: noop,
-  oncdata: noop,
-  onclosetag: noop,
-  oncomment: noop,
-  ondeclaration: noop,
-  onend: noop,
-  onopentagend: noop,
-  onopentagname: noop,
-  onprocessinginstruction: noop,
-  onselfclosingtag: noop,
-  ontext: noop,
-  ontextentity: noop,
-}
-
-function tokenize(callbacks: Partial<TokenizerCallbacks>): Tokenizer {
-  // The options linkedom's parser gives htmlparser2 for HTML.
-  return new Tokenizer({ xmlMode: false, decodeEntities: true }, { ...quiet, ...callbacks })
-}
-
 // The tree rules of htmlparser2's Parser (10.x), which linkedom follows: which open tags close which open
 // elements, which elements never have children, and where `<x/>` closes itself (in svg and math only).
 const pTag = ['p']
-const headings = ['h1', 'h2', 'h3', 'h4', 'h5', 'h6']
 const formTags = ['input', 'option', 'optgroup', 'select', 'button', 'datalist', 'textarea']
 const openImpliesClose = new Map<string, ReadonlySet<string>>(
   (
@@ -202,122 +174,4 @@ export function nestingExceeds(html: string, limit: number = MAX_HTML_NESTING): 
 
   tokenizer.write(html)
   return exceeded
-}
-
-// Elements whose text is no reading matter.
-const skippedElements = new Set(['script', 'style', 'noscript', 'template'])
-// Elements that start a paragraph (a blank line) or a line of their own.
-const paragraphElements = new Set(['p', ...headings, 'blockquote', 'pre', 'ul', 'ol', 'dl', 'table', 'figure', 'hr'])
-const lineElements = new Set([
-  'address',
-  'article',
-  'aside',
-  'body',
-  'br',
-  'caption',
-  'dd',
-  'details',
-  'dialog',
-  'div',
-  'dt',
-  'fieldset',
-  'figcaption',
-  'footer',
-  'form',
-  'header',
-  'hgroup',
-  'legend',
-  'li',
-  'main',
-  'nav',
-  'option',
-  'section',
-  'summary',
-  'tbody',
-  'tfoot',
-  'thead',
-  'tr',
-])
-const cellElements = new Set(['td', 'th'])
-
-export interface PlainPage {
-  title: string
-  text: string
-}
-
-/**
- * All the text of a page in document order, without building a tree: text of script, style, noscript and
- * template elements left out, whitespace collapsed, block elements on lines of their own and paragraphs
- * apart by a blank line. One pass over the markup, linear in its length at any depth.
- */
-export function plainTextOf(html: string): PlainPage {
-  const skipped = new Map<string, number>()
-  let skipping = 0
-  let inTitle = false
-  let titleDone = false
-  let title = ''
-  const parts: string[] = []
-  let breaks = 0
-  let space = false
-
-  function text(value: string): void {
-    if (skipping > 0) return
-    if (inTitle) {
-      if (!titleDone) title += value
-      return
-    }
-    let body = value.replace(/[\t\n\f\r ]+/g, ' ')
-    if (body.startsWith(' ')) {
-      space = true
-      body = body.slice(1)
-    }
-    if (body === '') return
-    const trailing = body.endsWith(' ')
-    if (trailing) body = body.slice(0, -1)
-    if (parts.length > 0) {
-      if (breaks > 0) parts.push(breaks > 1 ? '\n\n' : '\n')
-      else if (space) parts.push(' ')
-    }
-    parts.push(body)
-    breaks = 0
-    space = trailing
-  }
-
-  function boundary(name: string): void {
-    if (paragraphElements.has(name)) breaks = 2
-    else if (lineElements.has(name)) breaks = Math.max(breaks, 1)
-    else if (cellElements.has(name)) space = true
-  }
-
-  const tokenizer = tokenize({
-    onopentagname(start, end) {
-      const name = html.slice(start, end).toLowerCase()
-      if (skippedElements.has(name)) {
-        skipped.set(name, (skipped.get(name) ?? 0) + 1)
-        skipping++
-      } else if (name === 'title' && !titleDone) inTitle = true
-      boundary(name)
-    },
-    onclosetag(start, end) {
-      const name = html.slice(start, end).toLowerCase()
-      const open = skipped.get(name) ?? 0
-      if (open > 0) {
-        skipped.set(name, open - 1)
-        skipping--
-      } else if (name === 'title' && inTitle) {
-        inTitle = false
-        titleDone = true
-      }
-      boundary(name)
-    },
-    ontext(start, end) {
-      text(html.slice(start, end))
-    },
-    ontextentity(codepoint) {
-      text(codepoint <= 0x10ffff ? String.fromCodePoint(codepoint) : '\ufffd')
-    },
-  })
-  tokenizer.write(html)
-  tokenizer.end()
-  return { title: title.replace(/\s+/g, ' ').trim(), text: parts.join('') }
 }
