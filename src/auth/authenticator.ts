@@ -48,6 +48,7 @@ export function createAuthenticator(keys: readonly ApiKey[]): Authenticator {
         tools: apiKey.tools ? new Set(apiKey.tools) : undefined,
         requireApproval: new Set(apiKey.require_approval ?? []),
         approver: apiKey.approver === true,
+        admin: apiKey.admin === true,
       },
     })),
   )

@@ -13,6 +13,10 @@ export interface ApiKey {
   require_approval?: Array<(typeof effects)[number]>
   /** May decide its tenant's pending approvals (keys file: approver). */
   approver?: boolean
+  /** May register, change and remove its tenant's tool sources (keys file: admin). */
+  admin?: boolean
+  /** Values a tenant's source manifests may refer to as { "secret": NAME } (keys file: secrets). */
+  secrets?: Record<string, string>
 }
 
 const keyEntrySchema = z
@@ -25,7 +29,16 @@ const keyEntrySchema = z
       .optional()
       .describe('Effects whose calls need approval, e.g. ["destructive", "write"].'),
     approver: z.boolean().optional().describe("May decide its tenant's pending approvals (POST /v1/approvals/{id})."),
+    admin: z.boolean().optional().describe("May register, change and remove its tenant's tool sources (/v1/sources)."),
+    secrets: z
+      .record(
+        z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'secret names look like API_TOKEN'),
+        z.string().max(8192),
+      )
+      .optional()
+      .describe('Values the tenant\'s source manifests may refer to as { "secret": NAME }; never shown.'),
   })
+  .strict()
   .refine((entry) => !(entry.approver && entry.require_approval?.length), {
     message: 'a key cannot both need approval and give it (it could approve its own calls); use two keys',
     path: ['approver'],

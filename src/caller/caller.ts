@@ -82,9 +82,9 @@ export function createCaller(deps: CallerDeps): Caller {
     storage,
     log,
     // A job runs without the synchronous deadline: only the tool's own (and the runtime's, on Lambda).
-    execute(job, signal) {
-      const tool = registry.find(job.tool)
-      if (!tool) throw new Error(`tool ${job.tool} is not enabled here`)
+    async execute(job, signal) {
+      // By name, as the catalog had it when the job was made: a tool gone since is a not_found failure.
+      const tool = await registry.resolve(job.tenant, job.tool)
       return invokeWith(
         {
           tool,
@@ -145,8 +145,9 @@ export function createCaller(deps: CallerDeps): Caller {
       const decided = await gate.decide(principal, id, decision)
       if (decided.kind === 'rejected') return { rejected: true }
       const { record } = decided
-      const tool = registry.find(record.tool)
-      if (!tool) throw approvalNotFound(id, `The tool ${record.tool} is no longer enabled.`)
+      const tool = await registry.resolve(record.tenant, record.tool).catch(() => {
+        throw approvalNotFound(id, `The tool ${record.tool} is no longer in this tenant's catalog.`)
+      })
       const output = await invoke({
         tool,
         input: record.input,

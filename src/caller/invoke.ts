@@ -30,7 +30,7 @@ export interface Invocation {
  */
 export async function invokeTool(invocation: Invocation): Promise<unknown> {
   const { tool, principal, log } = invocation
-  assertToolAllowed(principal, tool.name)
+  assertToolAllowed(principal, tool)
   // Approval is asked for by POST /v1/tools/{name} (the approval gate in caller/approvals.ts); other transports (MCP) may not skip it.
   if (principal.requireApproval.has(tool.effect)) {
     throw new ToolError('permission_denied', `This key needs an approval to call ${tool.name} (${tool.effect}).`, {

@@ -90,17 +90,28 @@ export function loadConfig(env: Environment, options: LoadConfigOptions): Config
   return { ...slices, runtime, apiKeys }
 }
 
+// A key's scope may also name source tools by id (tickets:create) or whole sources (tickets:*).
+const sourceScope = /^[a-z][a-z0-9-]{0,31}:(\*|[^\s:]{1,128})$/
+
 function checkToolNames(enabled: string[] | undefined, apiKeys: readonly ApiKey[], toolNames: readonly string[]): void {
   const known = new Set(toolNames)
-  const check = (names: string[], source: string) => {
-    const unknown = names.filter((name) => !known.has(name))
+  const check = (names: string[], source: string, scopes = false) => {
+    const unknown = names.filter((name) => {
+      if (known.has(name)) return false
+      if (!scopes) return true
+      if (name.startsWith('builtin:')) return !known.has(name.slice('builtin:'.length))
+      return !sourceScope.test(name)
+    })
     if (unknown.length > 0) {
-      throw new ConfigError(`${source}: unknown tool ${unknown.join(', ')}; known tools: ${[...known].join(', ')}`)
+      const more = scopes ? ', source tools as source:tool or source:*' : ''
+      throw new ConfigError(
+        `${source}: unknown tool ${unknown.join(', ')}; known tools: ${[...known].join(', ')}${more}`,
+      )
     }
   }
   if (enabled) {
     if (enabled.length === 0) throw new ConfigError('TOOLPORT_TOOLS: names no tool')
     check(enabled, 'TOOLPORT_TOOLS')
   }
-  for (const apiKey of apiKeys) if (apiKey.tools) check(apiKey.tools, `key of tenant ${apiKey.tenant}`)
+  for (const apiKey of apiKeys) if (apiKey.tools) check(apiKey.tools, `key of tenant ${apiKey.tenant}`, true)
 }

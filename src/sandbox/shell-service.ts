@@ -1,9 +1,9 @@
-import { lstat, mkdtemp, rm } from 'node:fs/promises'
+import { chown, lstat, mkdir, mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ToolError } from '../core/errors'
 import type { ObjectStore } from '../storage/store'
-import type { OutputStream, Sandbox, SandboxRunResult, SandboxStatus } from './executors/sandbox'
+import type { OutputStream, Sandbox, SandboxProcess, SandboxRunResult, SandboxStatus } from './executors/sandbox'
 import type { Limiter } from './limiter'
 import { createWorkspaceMirrors, type WorkspaceMirrors } from './mirror/mirror'
 import type { FileChange, SkippedFile } from './mirror/types'
@@ -13,6 +13,11 @@ export interface ShellRequest {
   storage: ObjectStore
   workspacePrefix: string
   command: string
+  /** Run this program with these arguments instead of `command` through /bin/sh -c. */
+  argv?: readonly string[]
+  stdin?: string
+  /** Host folders the program sees read-only (operator-configured command sources). */
+  mounts?: ReadonlyArray<{ host: string; sandbox: string }>
   /** Normalized workspace-relative folder ('' for the root). */
   cwd: string
   /** Container image to run in; only with the container executor, and only one it allows. */
@@ -29,12 +34,22 @@ export interface ShellResult extends SandboxRunResult {
   downloaded: number
 }
 
+/** A long-lived sandboxed program (a stdio MCP server): its own scratch folder is its /workspace. */
+export interface ProcessStartRequest {
+  argv: readonly string[]
+  env: Record<string, string>
+  image?: string | undefined
+  mounts: ReadonlyArray<{ host: string; sandbox: string }>
+}
+
 /** What the execute_command tool sees: run a command over a workspace, with sync both ways. */
 export interface ShellService {
   status(): SandboxStatus
   readonly limiter: Limiter
   readonly policy: CommandPolicy
   execute(request: ShellRequest): Promise<ShellResult>
+  /** Starts a long-lived program; absent where the executor cannot keep one. */
+  start?(request: ProcessStartRequest): Promise<SandboxProcess>
 }
 
 export interface ShellServiceOptions {
@@ -101,10 +116,37 @@ export function createShellService(options: ShellServiceOptions): ShellService {
     }
   }
 
+  const startProcess = async (request: ProcessStartRequest): Promise<SandboxProcess> => {
+    const start = options.sandbox.start?.bind(options.sandbox)
+    if (!start || !options.mirrorsRoot) throw new Error(`the ${options.sandbox.executor} sandbox cannot keep a process running`)
+    assertImage(options.sandbox, request.image)
+    // Beside the workspace copies, never inside one: each process gets an empty folder of its own.
+    const parent = join(options.mirrorsRoot, '..', 'processes')
+    await mkdir(parent, { recursive: true, mode: 0o711 })
+    const scratch = await mkdtemp(join(parent, 'process-'))
+    if (options.owner) await chown(scratch, options.owner.uid, options.owner.gid)
+    try {
+      const started = await start({
+        argv: request.argv,
+        workspaceDir: scratch,
+        cwd: '',
+        env: request.env,
+        ...(request.image ? { image: request.image } : {}),
+        mounts: request.mounts,
+      })
+      void started.exited.then(() => rm(scratch, { recursive: true, force: true }))
+      return started
+    } catch (error) {
+      await rm(scratch, { recursive: true, force: true })
+      throw error
+    }
+  }
+
   return {
     limiter: options.limiter,
     policy: options.policy,
     status: () => options.sandbox.status(),
+    ...(options.sandbox.start ? { start: startProcess } : {}),
     async execute(request) {
       assertImage(options.sandbox, request.image)
       const release = await options.limiter.acquire(request.signal)
@@ -115,6 +157,9 @@ export function createShellService(options: ShellServiceOptions): ShellService {
             await assertFolder(checkout.dir, request.cwd)
             const result = await options.sandbox.run({
               command: request.command,
+              ...(request.argv ? { argv: request.argv } : {}),
+              ...(request.stdin !== undefined ? { stdin: request.stdin } : {}),
+              ...(request.mounts ? { mounts: request.mounts } : {}),
               workspaceDir: checkout.dir,
               cwd: request.cwd,
               ...(request.image ? { image: request.image } : {}),

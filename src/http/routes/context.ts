@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi'
 import type { Effect } from '../../core/effects'
 import { ToolError } from '../../core/errors'
-import { isSchema } from '../../platforms/schema'
+import { isSchema } from '../../core/json-schema'
 import type { ToolRegistry } from '../../registry/registry'
 import type { ObjectStore } from '../../storage/store'
 import type { ToolLimits } from '../../tools/tool'
@@ -55,7 +55,7 @@ export function registerContextRoute(app: OpenAPIHono<AppEnv>, deps: ContextDeps
     const principal = context.get('principal')
     const workspace = createWorkspace(deps.storage, principal.tenant, workspaceId)
     const { listing } = await workspace.list('', { recursive: true, limit: maxEntries })
-    const allowed = deps.registry.visibleTo(principal)
+    const allowed = (await deps.registry.catalog(principal)).tools
     const document: ContextDocument = {
       workspace: workspaceId,
       files: {
@@ -78,7 +78,7 @@ export function registerContextRoute(app: OpenAPIHono<AppEnv>, deps: ContextDeps
 
 /** The shell's timeout as execute_command's own schema declares it, so the two cannot disagree. */
 function shellTimeoutOf(registry: ToolRegistry): { default: number; max: number } | undefined {
-  const shell = registry.find('execute_command')
+  const shell = registry.builtin('execute_command')
   const properties = shell ? registry.inputSchema(shell).properties : undefined
   const timeout = isSchema(properties) ? properties.timeout_seconds : undefined
   if (!isSchema(timeout) || typeof timeout.default !== 'number' || typeof timeout.maximum !== 'number') return undefined

@@ -1,8 +1,9 @@
 import { lstat, mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import type { CgroupManager } from './cgroup'
+import type { CgroupManager, RunCgroup } from './cgroup'
+import { spawnSandboxedProcess } from './sandboxed-process'
 import type { Sandbox, SandboxLimits, SandboxRunRequest, SandboxRunResult, SandboxStatus } from './sandbox'
-import { probeSandbox, runSandboxedChild, workspaceLimitOf } from './sandboxed-child'
+import { probeSandbox, runSandboxedChild, type SandboxedProgram, workspaceLimitOf } from './sandboxed-child'
 
 export interface BwrapOptions {
   bwrapPath: string
@@ -90,6 +91,7 @@ export async function bwrapArguments(options: BwrapOptions, request: SandboxRunR
   for (const name of ['passwd', 'group', 'hostname', 'hosts'])
     args.push('--ro-bind', join(options.etcDir, name), `/etc/${name}`)
   args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', '--bind', request.workspaceDir, '/workspace')
+  for (const mount of request.mounts ?? []) args.push('--ro-bind', mount.host, mount.sandbox)
   args.push('--chdir', request.cwd ? `/workspace/${request.cwd}` : '/workspace', '--clearenv')
   const env = {
     PATH: sandboxPath,
@@ -100,7 +102,7 @@ export async function bwrapArguments(options: BwrapOptions, request: SandboxRunR
     ...request.env,
   }
   for (const [name, value] of Object.entries(env)) args.push('--setenv', name, value)
-  args.push('--', '/bin/sh', '-c', request.command)
+  args.push('--', ...(request.argv ?? ['/bin/sh', '-c', request.command]))
   return args
 }
 
@@ -128,40 +130,7 @@ export function createBwrapSandbox(options: BwrapOptions): Sandbox {
     async run(request): Promise<SandboxRunResult> {
       const cgroup = await options.cgroups?.create({ memoryBytes: limits.memoryBytes, pids: limits.pids })
       try {
-        const rlimits = [
-          `--nofile=${limits.openFiles}`,
-          `--fsize=${limits.fileBytes}`,
-          // With a pids cgroup, RLIMIT_NPROC only guards the shared host uid as a whole.
-          `--nproc=${cgroup ? limits.pids * 8 : limits.pids}`,
-          ...(cgroup ? [] : [`--as=${limits.memoryBytes}`]),
-        ]
-        const dropUser = options.sandboxUser
-          ? [
-              'setpriv',
-              `--reuid=${options.sandboxUser.uid}`,
-              `--regid=${options.sandboxUser.gid}`,
-              '--clear-groups',
-              '--no-new-privs',
-            ]
-          : []
-        const chain = [
-          'prlimit',
-          ...rlimits,
-          '--',
-          ...dropUser,
-          options.bwrapPath,
-          ...(await bwrapArguments(options, request)),
-        ]
-        const result = await runSandboxedChild(
-          {
-            file: '/bin/sh',
-            args: ['-c', joinCgroupsScript, 'sh', ...(cgroup?.procsFiles ?? []), '--', ...chain],
-            // bwrap is pid 1 of the sandbox: its own environment shows in /proc/1/environ, so it gets none.
-            env: {},
-          },
-          request,
-          limits,
-        )
+        const result = await runSandboxedChild(await bwrapChain(options, request, cgroup), request, limits)
         const { killedFor, ...rest } = result
         const workspaceLimit = workspaceLimitOf(killedFor)
         return { ...rest, limitExceeded: (await cgroup?.limitHit()) ?? workspaceLimit }
@@ -169,6 +138,56 @@ export function createBwrapSandbox(options: BwrapOptions): Sandbox {
         await cgroup?.remove()
       }
     },
+    async start(request) {
+      const cgroup = await options.cgroups?.create({ memoryBytes: limits.memoryBytes, pids: limits.pids })
+      try {
+        // No timeout and no caller signal: a started process lives until it is killed.
+        const program = await bwrapChain(
+          options,
+          { ...request, command: '', timeoutMs: 0, signal: new AbortController().signal },
+          cgroup,
+        )
+        return spawnSandboxedProcess(program, () => cgroup?.remove())
+      } catch (error) {
+        await cgroup?.remove()
+        throw error
+      }
+    },
+  }
+}
+
+/**
+ * The whole chain that starts one sandboxed program: join the run's cgroups, set rlimits, drop to the
+ * sandbox user (as root), then bwrap with the request's namespaces and mounts.
+ */
+export async function bwrapChain(
+  options: BwrapOptions,
+  request: SandboxRunRequest,
+  cgroup: RunCgroup | undefined,
+): Promise<SandboxedProgram> {
+  const { limits } = options
+  const rlimits = [
+    `--nofile=${limits.openFiles}`,
+    `--fsize=${limits.fileBytes}`,
+    // With a pids cgroup, RLIMIT_NPROC only guards the shared host uid as a whole.
+    `--nproc=${cgroup ? limits.pids * 8 : limits.pids}`,
+    ...(cgroup ? [] : [`--as=${limits.memoryBytes}`]),
+  ]
+  const dropUser = options.sandboxUser
+    ? [
+        'setpriv',
+        `--reuid=${options.sandboxUser.uid}`,
+        `--regid=${options.sandboxUser.gid}`,
+        '--clear-groups',
+        '--no-new-privs',
+      ]
+    : []
+  const chain = ['prlimit', ...rlimits, '--', ...dropUser, options.bwrapPath, ...(await bwrapArguments(options, request))]
+  return {
+    file: '/bin/sh',
+    args: ['-c', joinCgroupsScript, 'sh', ...(cgroup?.procsFiles ?? []), '--', ...chain],
+    // bwrap is pid 1 of the sandbox: its own environment shows in /proc/1/environ, so it gets none.
+    env: {},
   }
 }
 

@@ -10,6 +10,8 @@ export interface ChildRun {
   timeoutMs: number
   signal: AbortSignal
   maxOutputBytes: number
+  /** Written to standard input, which is then closed; unset: no standard input. */
+  stdin?: string
   onOutput?: (stream: OutputStream, text: string) => void
   /** Polled while the command runs; a returned reason kills the run (e.g. the workspace grew too big). */
   watchdog?: { intervalMs: number; check: () => Promise<string | undefined> }
@@ -32,9 +34,14 @@ export function runChild(run: ChildRun): Promise<Omit<SandboxRunResult, 'limitEx
     const child = spawn(run.file, run.args, {
       env: run.env,
       ...(run.cwd ? { cwd: run.cwd } : {}),
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: [run.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
       detached: true,
     })
+    if (run.stdin !== undefined && child.stdin) {
+      // A program that exits without reading all of it closes the pipe: that is not an error of the run.
+      child.stdin.on('error', () => {})
+      child.stdin.end(run.stdin)
+    }
     let killedFor: string | undefined
     let timedOut = false
     let aborted = false

@@ -114,11 +114,14 @@ export function containerArguments(options: ContainerOptions, request: SandboxRu
     '--workdir',
     request.cwd ? `/workspace/${request.cwd}` : '/workspace',
     ...Object.entries(env).flatMap(([key, value]) => ['--env', `${key}=${value}`]),
+    ...(request.mounts ?? []).flatMap((mount) => [
+      '--mount',
+      `type=bind,source=${mount.host},target=${mount.sandbox},readonly`,
+    ]),
     '--entrypoint',
-    '/bin/sh',
+    request.argv?.[0] ?? '/bin/sh',
     request.image ?? options.image,
-    '-c',
-    request.command,
+    ...(request.argv ? request.argv.slice(1) : ['-c', request.command]),
   ]
 }
 

@@ -34,7 +34,7 @@ export function createProcessSandbox(limits: SandboxLimits, prlimitPath: string 
           LANG: 'C.UTF-8',
           ...request.env,
         }
-        const shell = ['/bin/sh', '-c', request.command]
+        const shell = request.argv ? [...request.argv] : ['/bin/sh', '-c', request.command]
         const limited = [
           `--nofile=${limits.openFiles}`,
           `--fsize=${limits.fileBytes}`,

@@ -22,6 +22,7 @@ export function runSandboxedChild(program: SandboxedProgram, request: SandboxRun
     timeoutMs: request.timeoutMs,
     signal: request.signal,
     maxOutputBytes: limits.maxOutputBytes,
+    ...(request.stdin !== undefined ? { stdin: request.stdin } : {}),
     ...(request.onOutput ? { onOutput: request.onOutput } : {}),
     watchdog: {
       intervalMs: 250,
