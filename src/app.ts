@@ -204,6 +204,7 @@ function createAppSources(deps: AppDeps, builtins: readonly Tool[], services: To
     builtins,
     log: deps.log,
     refreshMs: config.registry.refreshMs,
+    upstreamRefreshMs: config.registry.upstreamRefreshMs,
     tenantKinds: config.registry.tenantKinds,
     maxTenantSources: config.registry.maxTenantSources,
     http: services.http,

@@ -24,6 +24,12 @@ export const registrySettings = defineSettings({
       description:
         'How soon this instance sees sources that another instance (or a writer of the bucket) added, changed or removed; changes made through this instance apply at once.',
     }),
+    TOOLPORT_SOURCES_UPSTREAM_REFRESH_SECONDS: variable({
+      schema: positiveInteger.max(86_400),
+      default: '300',
+      description:
+        "How often a source whose tools come from its upstream (an MCP server, an OpenAPI document at a URL) lists them again; an MCP server's tools/list_changed refreshes at once.",
+    }),
     TOOLPORT_TENANT_SOURCE_KINDS: variable({
       schema: commaList(z.enum(tenantSourceKinds), 'not a source kind', `use ${tenantSourceKinds.join(', ')}`),
       default: 'http,mcp,openapi,alias',
@@ -48,6 +54,7 @@ export const registrySettings = defineSettings({
       enabled: env.TOOLPORT_TOOLS ? values.TOOLPORT_TOOLS : undefined,
       sourcesDir: values.TOOLPORT_SOURCES_DIR,
       refreshMs: values.TOOLPORT_SOURCES_REFRESH_SECONDS * 1000,
+      upstreamRefreshMs: values.TOOLPORT_SOURCES_UPSTREAM_REFRESH_SECONDS * 1000,
       // commaList keeps only entries its item schema (the enums above) accepted.
       tenantKinds: values.TOOLPORT_TENANT_SOURCE_KINDS as TenantSourceKind[],
       maxTenantSources: values.TOOLPORT_TENANT_SOURCES_MAX,

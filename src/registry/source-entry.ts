@@ -26,8 +26,8 @@ export interface HostedSource {
   load(): Promise<void>
   /** Settles when a load in progress does. */
   settled(): Promise<void>
-  /** Whether an error is old enough to try again. */
-  retryDue(now: number): boolean
+  /** Whether an error is old enough to try again, or a ready source's upstream listing old enough to refresh. */
+  retryDue(now: number, refreshMs: number): boolean
   close(): Promise<void>
   status(): SourceStatus
 }
@@ -38,6 +38,8 @@ export interface HostedSourceOptions {
   /** The checked manifest, or why the stored one could not be read (the source is then in error). */
   definition: SourceDefinition | { error: string; kind?: string; revision: string }
   context: (signal: AbortSignal) => SourceLoadContext
+  /** Names the source's tools had under the manifest this one replaces, for 404 hints until it loads. */
+  knownNames?: readonly string[]
   log: Logger
   /** Called on every change of state or tools, and when the source itself says its tools changed. */
   changed(source: HostedSource, reloadWanted: boolean): void
@@ -49,7 +51,7 @@ export function createHostedSource(options: HostedSourceOptions): HostedSource {
   let state: SourceState = broken ? 'error' : 'loading'
   let reason: string | undefined = broken ? definition.error : undefined
   let loaded: LoadedSource | undefined
-  let knownNames: string[] = []
+  let knownNames: string[] = [...(options.knownNames ?? [])]
   let refreshedAt: Date | undefined = broken ? new Date() : undefined
   let loading: Promise<void> | undefined
   let closed = false
@@ -67,8 +69,11 @@ export function createHostedSource(options: HostedSourceOptions): HostedSource {
         reject(new Error(`it did not load within ${loadTimeoutMs / 1000} s (no answer from its upstream)`))
       }, loadTimeoutMs)
     })
-    state = 'loading'
-    options.changed(source, false)
+    // A ready source keeps serving its tools while it refreshes.
+    if (state !== 'ready') {
+      state = 'loading'
+      options.changed(source, false)
+    }
     try {
       const running = kindFor(manifest.kind).load(manifest as never, options.context(controller.signal))
       // A load that finishes after the timeout still holds connections: close them.
@@ -132,7 +137,13 @@ export function createHostedSource(options: HostedSourceOptions): HostedSource {
       return loading
     },
     settled: () => loading ?? Promise.resolve(),
-    retryDue: (now) => state === 'error' && !broken && now - (refreshedAt?.getTime() ?? 0) >= retryAfterMs,
+    retryDue(now, refreshMs) {
+      if (broken || loading) return false
+      const age = now - (refreshedAt?.getTime() ?? 0)
+      if (state === 'error') return age >= retryAfterMs
+      // Sources whose tools come from an upstream (an MCP server, an OpenAPI document at a URL) are listed again.
+      return state === 'ready' && listsUpstream(definition.manifest) && age >= refreshMs
+    },
     async close() {
       closed = true
       const current = loaded
@@ -151,6 +162,10 @@ export function createHostedSource(options: HostedSourceOptions): HostedSource {
     }),
   }
   return source
+}
+
+function listsUpstream(manifest: SourceDefinition['manifest']): boolean {
+  return manifest.kind === 'mcp' || (manifest.kind === 'openapi' && manifest.url !== undefined)
 }
 
 export function ownerName(owner: SourceOwner): string {

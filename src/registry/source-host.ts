@@ -26,6 +26,8 @@ export interface SourceHostDeps {
   log: Logger
   /** How often this instance looks for sources another instance changed (tenant and operator storage). */
   refreshMs: number
+  /** How often a ready source whose tools come from an upstream (MCP, OpenAPI at a URL) lists them again. */
+  upstreamRefreshMs: number
   tenantKinds: readonly TenantSourceKind[]
   /** Sources per tenant. */
   maxTenantSources: number
@@ -119,11 +121,17 @@ export function createSourceHost(deps: SourceHostDeps): SourceHost {
     })
   }
 
-  function hosted(owner: SourceOwner, id: string, definition: SourceDefinition | BrokenDefinition) {
+  function hosted(
+    owner: SourceOwner,
+    id: string,
+    definition: SourceDefinition | BrokenDefinition,
+    previous?: HostedSource,
+  ) {
     return createHostedSource({
       owner,
       id,
       definition,
+      ...(previous ? { knownNames: previous.knownNames } : {}),
       // A broken definition never loads, so never asks for a context.
       context:
         'error' in definition
@@ -172,7 +180,7 @@ export function createSourceHost(deps: SourceHostDeps): SourceHost {
       const current = entries.get(id)
       if (definition === 'keep' || (current && current.revision === definition.revision)) continue
       changes++
-      const next = hosted(owner, id, definition)
+      const next = hosted(owner, id, definition, current)
       entries.set(id, next)
       loads.push(next.load())
       if (current) void current.close()
@@ -256,7 +264,7 @@ export function createSourceHost(deps: SourceHostDeps): SourceHost {
     const own = state ? [...state.entries.values()].sort((a, b) => a.id.localeCompare(b.id)) : []
     const all = [...operatorEntries(), ...own]
     const time = now()
-    for (const source of all) if (source.retryDue(time)) void source.load()
+    for (const source of all) if (source.retryDue(time, deps.upstreamRefreshMs)) void source.load()
     // Loads in progress get a bounded wait: a source whose upstream hangs must not hold every call.
     await Promise.race([Promise.all(all.map((source) => source.settled())), delay(loadWaitMs)])
     return all
@@ -306,8 +314,8 @@ export function createSourceHost(deps: SourceHostDeps): SourceHost {
       }
       const text = JSON.stringify(json)
       await tenantStore(tenant).write(id, text)
-      const next = hosted(owner, id, definition)
       const previous = state.entries.get(id)
+      const next = hosted(owner, id, definition, previous)
       state.entries.set(id, next)
       version++
       if (previous) void previous.close()

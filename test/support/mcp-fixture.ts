@@ -111,7 +111,8 @@ export function createFixtureMcpServer(
         return text(String(process.pid))
       case 'grow':
         state.grown = true
-        await server.sendToolListChanged()
+        // Sent as part of this request, so it travels on the response stream of a stateless server too.
+        await extra.sendNotification({ method: 'notifications/tools/list_changed' })
         return text('grown')
       case 'crash':
         hooks.crash?.()

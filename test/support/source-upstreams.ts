@@ -84,7 +84,7 @@ export async function startSourceUpstreams(): Promise<LocalWeb & { pets: Map<num
   const web = await startLocalWeb({
     '/rpc': rpc,
     '/json/echo': (request, response, body) =>
-      json(response, 200, { received: JSON.parse(body), tenant: request.headers['x-toolport-tenant'] }),
+      json(response, 200, { received: body ? JSON.parse(body) : null, tenant: request.headers['x-toolport-tenant'] }),
     '/openapi.json': (_request, response) => json(response, 200, document),
     '/openapi.yaml': (_request, response) => {
       response.writeHead(200, { 'content-type': 'application/yaml' })

@@ -327,7 +327,7 @@ describe('broken http upstreams', () => {
     ['b_explode', {}, 502, 'connection'],
     ['b_redirect', {}, 403, 'permission_denied'],
     ['b_missing', {}, 502, 'connection'],
-  ])('%s answers %i %s with a hint, never a 500', async (name, input, status, code) => {
+  ])('%s answers %s %s with a hint, never a 500', async (name, input, status, code) => {
     const call = await server.call(name, input, { key: userKey })
     expect(call.status, JSON.stringify(call.body)).toBe(status)
     expect(call.body).toMatchObject({ code })

@@ -66,13 +66,18 @@ export type McpManifest = z.output<typeof McpManifest>
 // Initialize and tools/list must not hold a source in "loading" for long.
 const connectTimeoutMs = 15_000
 
+/** A source's own timeout bounds its connect too, when it is shorter. */
+function connectTimeoutOf(manifest: McpManifest): number {
+  return Math.min(connectTimeoutMs, manifest.timeout_seconds * 1000)
+}
+
 export const mcpKind: SourceKind<McpManifest> = {
   kind: 'mcp',
   async load(manifest, context) {
     const connection = createConnection(manifest, context)
     try {
       const client = await connection.client()
-      const listed = await listAllTools(client, context.signal, connectTimeoutMs)
+      const listed = await listAllTools(client, context.signal, connectTimeoutOf(manifest))
       const wanted = manifest.tools ? new Set(manifest.tools) : undefined
       const tools: Tool[] = []
       const notes: string[] = []
@@ -185,7 +190,7 @@ function createConnection(manifest: McpManifest, context: SourceLoadContext): Co
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       for (const listener of listeners) listener()
     })
-    await client.connect(transport, { timeout: connectTimeoutMs, signal: context.signal })
+    await client.connect(transport, { timeout: connectTimeoutOf(manifest), signal: context.signal })
     return { client, transport }
   }
   let opened: typeof current
