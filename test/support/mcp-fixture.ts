@@ -17,6 +17,8 @@ export function createFixtureMcpServer(
   state: { grown: boolean } = { grown: false },
 ) {
   const server = new Server({ name: 'fixture', version: '1.0.0' }, { capabilities: { tools: { listChanged: true } } })
+  // Which server answered: pids repeat in a fresh pid namespace, this does not.
+  const instance = crypto.randomUUID()
   const tools = () => [
     {
       name: 'echo',
@@ -60,7 +62,7 @@ export function createFixtureMcpServer(
       description: 'Waits, reporting progress.',
       inputSchema: { type: 'object', properties: { ms: { type: 'integer' } }, required: ['ms'] },
     },
-    { name: 'pid', description: 'Answers its process id.', inputSchema: { type: 'object', properties: {} } },
+    { name: 'pid', description: 'Answers which server process answers (an id made at its start).', inputSchema: { type: 'object', properties: {} } },
     { name: 'grow', description: 'Adds the tool extra.', inputSchema: { type: 'object', properties: {} } },
     { name: 'crash', description: 'Exits at once.', inputSchema: { type: 'object', properties: {} } },
     { name: 'garbage', description: 'Writes a line that is not JSON.', inputSchema: { type: 'object', properties: {} } },
@@ -108,7 +110,7 @@ export function createFixtureMcpServer(
         return text(`waited ${ms} ms`)
       }
       case 'pid':
-        return text(String(process.pid))
+        return text(instance)
       case 'grow':
         state.grown = true
         // Sent as part of this request, so it travels on the response stream of a stateless server too.

@@ -53,6 +53,8 @@ export class ProcessTransport implements Transport {
   private buffer = ''
   private closed = false
   private stderrTail = ''
+  /** Why the connection ended, when the server broke it. */
+  private failure: string | undefined
 
   constructor(
     private readonly process: SourceProcess,
@@ -86,7 +88,7 @@ export class ProcessTransport implements Transport {
       this.stderrTail = (this.stderrTail + text).slice(-2_000)
     })
     void this.process.exited.then(({ code }) => {
-      if (!this.closed) this.fail(new Error(`the MCP server exited (code ${code ?? 'killed'})${this.stderrNote()}`))
+      if (!this.closed) this.fail(new Error(`the MCP server exited (code ${code ?? 'killed'})`))
     })
   }
 
@@ -102,13 +104,14 @@ export class ProcessTransport implements Transport {
     this.onclose?.()
   }
 
-  /** The end of what the server wrote to stderr, for error messages. */
-  stderrNote(): string {
+  /** Why the connection ended and the end of what the server wrote to stderr, for error messages. */
+  problemNote(): string {
     const tail = this.stderrTail.trim()
-    return tail ? `; its stderr ends: ${tail.slice(-500)}` : ''
+    return `${this.failure ? `; ${this.failure}` : ''}${tail ? `; its stderr ends: ${tail.slice(-500)}` : ''}`
   }
 
   private fail(error: Error): void {
+    this.failure ??= error.message
     this.onerror?.(error)
     void this.close()
   }

@@ -272,7 +272,7 @@ async function transportFor(manifest: McpManifest, context: SourceLoadContext): 
 function callError(error: unknown, source: string, tool: string, transport: Transport): ToolError {
   if (error instanceof ToolError) return error
   const message = error instanceof Error ? error.message : String(error)
-  const stderr = transport instanceof ProcessTransport ? transport.stderrNote() : ''
+  const stderr = transport instanceof ProcessTransport ? transport.problemNote() : ''
   if (/timed out|timeout/i.test(message)) {
     return new ToolError('timeout', `${tool} (MCP source ${source}) did not answer in time.`, {
       hint: 'Try a smaller task, or call with ?async=true so it runs as a job.',
