@@ -81,11 +81,12 @@ export function createRegistry(builtins: readonly Tool[], sources?: SourceHost):
     entry,
     inputSchema,
     async catalog(principal) {
+      // Asked first in any case: it is what notices changes other instances made (cheap when it knows).
+      const tenant = sources ? await sources.forTenant(principal?.tenant) : undefined
       const version = sources?.version ?? 0
       const key = principal ?? publicView
       const cached = catalogs.get(key)
       if (cached && cached.version === version) return cached.catalog
-      const tenant = sources ? await sources.forTenant(principal?.tenant) : undefined
       const tools = toolsOf(tenant).filter((tool) => !principal || mayCall(principal, tool))
       const listed = tools.map(entry)
       const catalog: Catalog = { revision: catalogRevision(listed), tools, entries: listed }

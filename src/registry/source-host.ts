@@ -266,7 +266,9 @@ export function createSourceHost(deps: SourceHostDeps): SourceHost {
     const time = now()
     for (const source of all) if (source.retryDue(time, deps.upstreamRefreshMs)) void source.load()
     // Loads in progress get a bounded wait: a source whose upstream hangs must not hold every call.
-    await Promise.race([Promise.all(all.map((source) => source.settled())), delay(loadWaitMs)])
+    const loading = all.filter((source) => source.state === 'loading')
+    if (loading.length > 0)
+      await Promise.race([Promise.all(loading.map((source) => source.settled())), delay(loadWaitMs)])
     return all
   }
 

@@ -118,7 +118,8 @@ export function createShellService(options: ShellServiceOptions): ShellService {
 
   const startProcess = async (request: ProcessStartRequest): Promise<SandboxProcess> => {
     const start = options.sandbox.start?.bind(options.sandbox)
-    if (!start || !options.mirrorsRoot) throw new Error(`the ${options.sandbox.executor} sandbox cannot keep a process running`)
+    if (!start || !options.mirrorsRoot)
+      throw new Error(`the ${options.sandbox.executor} sandbox cannot keep a process running`)
     assertImage(options.sandbox, request.image)
     // Beside the workspace copies, never inside one: each process gets an empty folder of its own.
     const parent = join(options.mirrorsRoot, '..', 'processes')

@@ -40,10 +40,15 @@ const commandManifest = {
   id: 'text',
   kind: 'command',
   tools: [
-    nodeTool('upper', 'process.stdout.write(JSON.stringify({ upper: process.argv[1].toUpperCase() }))', ['{input.text}'], {
-      effect: 'read',
-      output_schema: { type: 'object', properties: { upper: { type: 'string' } }, required: ['upper'] },
-    }),
+    nodeTool(
+      'upper',
+      'process.stdout.write(JSON.stringify({ upper: process.argv[1].toUpperCase() }))',
+      ['{input.text}'],
+      {
+        effect: 'read',
+        output_schema: { type: 'object', properties: { upper: { type: 'string' } }, required: ['upper'] },
+      },
+    ),
     nodeTool(
       'words',
       "let s = ''; process.stdin.on('data', (d) => (s += d)).on('end', () => process.stdout.write(JSON.stringify({ words: JSON.parse(s).text.split(/\\s+/).length })))",
@@ -75,8 +80,19 @@ beforeAll(async () => {
   await writeFile(join(folder, 'local.json'), JSON.stringify(stdioManifest('local')))
   await writeFile(join(folder, 'idle.json'), JSON.stringify(stdioManifest('idle', { idle_seconds: 5 })))
   await writeFile(join(folder, 'text.json'), JSON.stringify(commandManifest))
-  await writeFile(join(folder, 'hang.json'), JSON.stringify({ id: 'hang', kind: 'mcp', command: ['node', '-e', 'setInterval(() => {}, 1000)'], timeout_seconds: 2 }))
-  await writeFile(join(folder, 'absent.json'), JSON.stringify({ id: 'absent', kind: 'mcp', command: ['/usr/bin/no-such-server'], timeout_seconds: 2 }))
+  await writeFile(
+    join(folder, 'hang.json'),
+    JSON.stringify({
+      id: 'hang',
+      kind: 'mcp',
+      command: ['node', '-e', 'setInterval(() => {}, 1000)'],
+      timeout_seconds: 2,
+    }),
+  )
+  await writeFile(
+    join(folder, 'absent.json'),
+    JSON.stringify({ id: 'absent', kind: 'mcp', command: ['/usr/bin/no-such-server'], timeout_seconds: 2 }),
+  )
   await writeFile(join(folder, 'broken.yaml'), 'id: broken\nkind: mcp\nurl: [not, a, url]\n')
   server = await startTestServer(
     {
@@ -165,7 +181,9 @@ describe('a command source', () => {
     const upper = await call('upper', { text })
     expect(upper.status).toBe(200)
     expect(upper.body).toEqual({ upper: text.toUpperCase() })
-    expect((await call('list_files', { path: '' })).body.entries.map((entry: { path: string }) => entry.path)).not.toContain('pwned')
+    expect(
+      (await call('list_files', { path: '' })).body.entries.map((entry: { path: string }) => entry.path),
+    ).not.toContain('pwned')
   })
 
   it('refuses a value that would reach the program as an option', async () => {
@@ -215,8 +233,19 @@ describe('a command source', () => {
         headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' },
         body: JSON.stringify(manifest),
       })
-    const tool = { name: 'mine_hello', description: 'Hello.', effect: 'read', input_schema: { type: 'object' }, argv: ['echo', 'hello'] }
-    const mounted = await put({ id: 'mine', kind: 'command', mounts: [{ host: '/etc', sandbox: '/host-etc' }], tools: [tool] })
+    const tool = {
+      name: 'mine_hello',
+      description: 'Hello.',
+      effect: 'read',
+      input_schema: { type: 'object' },
+      argv: ['echo', 'hello'],
+    }
+    const mounted = await put({
+      id: 'mine',
+      kind: 'command',
+      mounts: [{ host: '/etc', sandbox: '/host-etc' }],
+      tools: [tool],
+    })
     expect(mounted.status).toBe(403)
     expect(await mounted.json()).toMatchObject({ field: 'mounts' })
     expect((await put({ id: 'mine', kind: 'command', tools: [tool] })).status).toBe(201)

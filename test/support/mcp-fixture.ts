@@ -62,13 +62,23 @@ export function createFixtureMcpServer(
       description: 'Waits, reporting progress.',
       inputSchema: { type: 'object', properties: { ms: { type: 'integer' } }, required: ['ms'] },
     },
-    { name: 'pid', description: 'Answers which server process answers (an id made at its start).', inputSchema: { type: 'object', properties: {} } },
+    {
+      name: 'pid',
+      description: 'Answers which server process answers (an id made at its start).',
+      inputSchema: { type: 'object', properties: {} },
+    },
     { name: 'grow', description: 'Adds the tool extra.', inputSchema: { type: 'object', properties: {} } },
     { name: 'crash', description: 'Exits at once.', inputSchema: { type: 'object', properties: {} } },
-    { name: 'garbage', description: 'Writes a line that is not JSON.', inputSchema: { type: 'object', properties: {} } },
+    {
+      name: 'garbage',
+      description: 'Writes a line that is not JSON.',
+      inputSchema: { type: 'object', properties: {} },
+    },
     { name: 'flood', description: 'Writes far too much.', inputSchema: { type: 'object', properties: {} } },
     { name: 'bad name!', description: 'A name no platform accepts.', inputSchema: { type: 'object', properties: {} } },
-    ...(state.grown ? [{ name: 'extra', description: 'Appears after grow.', inputSchema: { type: 'object', properties: {} } }] : []),
+    ...(state.grown
+      ? [{ name: 'extra', description: 'Appears after grow.', inputSchema: { type: 'object', properties: {} } }]
+      : []),
   ]
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: tools() }))
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {

@@ -113,7 +113,9 @@ function openApiDocument() {
           responses: {
             200: {
               description: 'pets',
-              content: { 'application/json': { schema: { type: 'array', items: { $ref: '#/components/schemas/Pet' } } } },
+              content: {
+                'application/json': { schema: { type: 'array', items: { $ref: '#/components/schemas/Pet' } } },
+              },
             },
           },
         },
@@ -125,7 +127,10 @@ function openApiDocument() {
             content: { 'application/json': { schema: { $ref: '#/components/schemas/NewPet' } } },
           },
           responses: {
-            201: { description: 'created', content: { 'application/json': { schema: { $ref: '#/components/schemas/Pet' } } } },
+            201: {
+              description: 'created',
+              content: { 'application/json': { schema: { $ref: '#/components/schemas/Pet' } } },
+            },
           },
         },
       },
@@ -135,13 +140,18 @@ function openApiDocument() {
           operationId: 'getPet',
           summary: 'Get a pet',
           responses: {
-            200: { description: 'pet', content: { 'application/json': { schema: { $ref: '#/components/schemas/Pet' } } } },
+            200: {
+              description: 'pet',
+              content: { 'application/json': { schema: { $ref: '#/components/schemas/Pet' } } },
+            },
           },
         },
         delete: {
           operationId: 'deletePet',
           summary: 'Delete a pet',
-          responses: { 200: { description: 'deleted', content: { 'application/json': { schema: { type: 'object' } } } } },
+          responses: {
+            200: { description: 'deleted', content: { 'application/json': { schema: { type: 'object' } } } },
+          },
         },
       },
     },

@@ -94,7 +94,9 @@ async function sources(method: string, path: string, key: string, body?: unknown
 }
 
 async function catalog(key: string, format = 'toolport') {
-  const response = await fetch(`${server.url}/v1/tools?format=${format}`, { headers: { authorization: `Bearer ${key}` } })
+  const response = await fetch(`${server.url}/v1/tools?format=${format}`, {
+    headers: { authorization: `Bearer ${key}` },
+  })
   return response.json()
 }
 
@@ -170,15 +172,20 @@ describe('an http source registered by a tenant', () => {
     const openai = await catalog(userKey, 'openai')
     const tool = openai.tools.find((entry: { function: { name: string } }) => entry.function.name === 'excel_inspect')
     expect(tool.function.strict).toBe(true)
-    expect(tool.function.parameters).toMatchObject({ type: 'object', additionalProperties: false, required: ['filePath'] })
+    expect(tool.function.parameters).toMatchObject({
+      type: 'object',
+      additionalProperties: false,
+      required: ['filePath'],
+    })
     const anthropic = await catalog(userKey, 'anthropic')
-    expect(anthropic.tools.find((entry: { name: string }) => entry.name === 'excel_add').input_schema.required).toEqual([
-      'a',
-      'b',
-    ])
+    expect(anthropic.tools.find((entry: { name: string }) => entry.name === 'excel_add').input_schema.required).toEqual(
+      ['a', 'b'],
+    )
     const gemini = await catalog(userKey, 'gemini')
     expect(gemini.tools.some((entry: { name: string }) => entry.name === 'excel_inspect')).toBe(true)
-    const document = await (await fetch(`${server.url}/openapi.json`, { headers: { authorization: `Bearer ${userKey}` } })).json()
+    const document = await (
+      await fetch(`${server.url}/openapi.json`, { headers: { authorization: `Bearer ${userKey}` } })
+    ).json()
     expect(document.paths['/v1/tools/excel_inspect'].post).toMatchObject({
       operationId: 'excel_inspect',
       'x-effect': 'read',
@@ -197,7 +204,11 @@ describe('an http source registered by a tenant', () => {
     expect(call.status).toBe(404)
     expect((await sources('GET', '/excel', otherAdminKey)).status).toBe(404)
     const scoped = await catalog(scopedKey)
-    expect(scoped.tools.map((tool: { name: string }) => tool.name).sort()).toEqual(['excel_add', 'excel_inspect', 'read_file'])
+    expect(scoped.tools.map((tool: { name: string }) => tool.name).sort()).toEqual([
+      'excel_add',
+      'excel_inspect',
+      'read_file',
+    ])
   })
 
   it('goes through dry runs, approvals and jobs like a built-in', async () => {
@@ -241,7 +252,9 @@ describe('an http source registered by a tenant', () => {
       'PUT',
       '/excel',
       adminKey,
-      excelManifest({ aiTools: [{ name: 'excel_add', method: 'add', effect: 'write', description: 'Adds, renamed.' }] }),
+      excelManifest({
+        aiTools: [{ name: 'excel_add', method: 'add', effect: 'write', description: 'Adds, renamed.' }],
+      }),
     )
     expect(replaced.status).toBe(200)
     const second = await catalog(userKey)
@@ -267,7 +280,12 @@ describe('source management is closed by default', () => {
   })
 
   it('refuses tenant upstreams on loopback, private and metadata addresses, naming the rule', async () => {
-    for (const url of ['http://127.0.0.1:9/rpc', 'http://10.0.0.5/rpc', 'http://169.254.169.254/latest', 'http://[::ffff:127.0.0.1]/x']) {
+    for (const url of [
+      'http://127.0.0.1:9/rpc',
+      'http://10.0.0.5/rpc',
+      'http://169.254.169.254/latest',
+      'http://[::ffff:127.0.0.1]/x',
+    ]) {
       const response = await sources('PUT', '/sneaky', adminKey, { ...excelManifest(), id: 'sneaky', url })
       expect(response.status, url).toBe(403)
       expect(response.body, url).toMatchObject({ code: 'permission_denied', field: 'url' })
@@ -278,7 +296,9 @@ describe('source management is closed by default', () => {
     const command = await sources('PUT', '/tools', adminKey, {
       id: 'tools',
       kind: 'command',
-      tools: [{ name: 'say', description: 'Say.', effect: 'read', input_schema: { type: 'object' }, argv: ['echo', 'hi'] }],
+      tools: [
+        { name: 'say', description: 'Say.', effect: 'read', input_schema: { type: 'object' }, argv: ['echo', 'hi'] },
+      ],
     })
     expect(command.status).toBe(403)
     expect(command.body.hint).toContain('TOOLPORT_TENANT_SOURCE_KINDS')
@@ -346,10 +366,32 @@ describe('hostile manifests', () => {
     ['a bad id', { ...base, id: 'Bad Id', tools: [declared] }, 'id'],
     ['a tool name no platform takes', { ...base, tools: [{ ...declared, name: 'rm -rf /' }] }, 'tools.0.name'],
     ['an unknown kind', { ...base, kind: 'ftp', tools: [declared] }, 'kind'],
-    ['a remote $ref', { ...base, tools: [{ ...declared, input_schema: { type: 'object', properties: { a: { $ref: 'https://evil.example/s.json' } } } }] }, 'tools.0.input_schema.properties.a.$ref'],
-    ['a schema that is not an object schema', { ...base, tools: [{ ...declared, input_schema: { type: 'string' } }] }, 'tools.0.input_schema'],
+    [
+      'a remote $ref',
+      {
+        ...base,
+        tools: [
+          { ...declared, input_schema: { type: 'object', properties: { a: { $ref: 'https://evil.example/s.json' } } } },
+        ],
+      },
+      'tools.0.input_schema.properties.a.$ref',
+    ],
+    [
+      'a schema that is not an object schema',
+      { ...base, tools: [{ ...declared, input_schema: { type: 'string' } }] },
+      'tools.0.input_schema',
+    ],
     ['a schema nested 100 deep', { ...base, tools: [{ ...declared, input_schema: deepSchema(100) }] }, undefined],
-    ['an invalid pattern', { ...base, tools: [{ ...declared, input_schema: { type: 'object', properties: { a: { type: 'string', pattern: '([a-z' } } } }] }, 'tools.0.input_schema.properties.a.pattern'],
+    [
+      'an invalid pattern',
+      {
+        ...base,
+        tools: [
+          { ...declared, input_schema: { type: 'object', properties: { a: { type: 'string', pattern: '([a-z' } } } },
+        ],
+      },
+      'tools.0.input_schema.properties.a.pattern',
+    ],
     ['two tools of one name', { ...base, tools: [declared, declared] }, 'tools.1.name'],
     ['a file: URL', { ...base, url: 'file:///etc/passwd', tools: [declared] }, 'url'],
   ])('refuses %s with 400 naming the field', async (_, manifest, field) => {
@@ -372,7 +414,10 @@ describe('hostile manifests', () => {
     const mismatch = await sources('PUT', '/other', adminKey, { ...base, tools: [declared] })
     expect(mismatch.status).toBe(400)
     expect(mismatch.body.field).toBe('id')
-    const huge = await sources('PUT', '/h', adminKey, { ...base, tools: [{ ...declared, description: 'x'.repeat(3 * 1024 * 1024) }] })
+    const huge = await sources('PUT', '/h', adminKey, {
+      ...base,
+      tools: [{ ...declared, description: 'x'.repeat(3 * 1024 * 1024) }],
+    })
     expect(huge.status).toBe(413)
   })
 

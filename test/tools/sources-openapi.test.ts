@@ -36,7 +36,9 @@ describe('an openapi source', () => {
     const registered = await put({ id: 'pets', kind: 'openapi', url: `${upstream.url}/openapi.yaml` })
     expect(registered.status).toBe(201)
     expect(registered.body).toMatchObject({ status: 'ready', tools: ['listPets', 'createPet', 'getPet', 'deletePet'] })
-    const catalog = await (await fetch(`${server.url}/v1/tools`, { headers: { authorization: `Bearer ${adminKey}` } })).json()
+    const catalog = await (
+      await fetch(`${server.url}/v1/tools`, { headers: { authorization: `Bearer ${adminKey}` } })
+    ).json()
     const byName = new Map(catalog.tools.map((tool: { name: string }) => [tool.name, tool]))
     expect(byName.get('listPets')).toMatchObject({ id: 'pets:listPets', effect: 'read', title: 'List pets' })
     expect(byName.get('createPet')).toMatchObject({
@@ -92,7 +94,13 @@ describe('an openapi source', () => {
     // The same operation names as the other source: its tools clash, so this source is in error, naming both.
     expect(registered.body.status).toBe('error')
     expect(registered.body.reason).toContain('listPets')
-    const renamed = await put({ id: 'pets-ro', kind: 'openapi', document: { ...document, paths: { '/pets/{petId}': document.paths['/pets/{petId}'] } }, base_url: `${upstream.url}/api`, operations: ['getPet'] })
+    const renamed = await put({
+      id: 'pets-ro',
+      kind: 'openapi',
+      document: { ...document, paths: { '/pets/{petId}': document.paths['/pets/{petId}'] } },
+      base_url: `${upstream.url}/api`,
+      operations: ['getPet'],
+    })
     expect(renamed.body.status).toBe('error')
     const openapi = await (
       await fetch(`${server.url}/openapi.json`, { headers: { authorization: `Bearer ${adminKey}` } })

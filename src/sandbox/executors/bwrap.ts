@@ -1,9 +1,9 @@
 import { lstat, mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { CgroupManager, RunCgroup } from './cgroup'
-import { spawnSandboxedProcess } from './sandboxed-process'
 import type { Sandbox, SandboxLimits, SandboxRunRequest, SandboxRunResult, SandboxStatus } from './sandbox'
 import { probeSandbox, runSandboxedChild, type SandboxedProgram, workspaceLimitOf } from './sandboxed-child'
+import { spawnSandboxedProcess } from './sandboxed-process'
 
 export interface BwrapOptions {
   bwrapPath: string
@@ -182,7 +182,14 @@ export async function bwrapChain(
         '--no-new-privs',
       ]
     : []
-  const chain = ['prlimit', ...rlimits, '--', ...dropUser, options.bwrapPath, ...(await bwrapArguments(options, request))]
+  const chain = [
+    'prlimit',
+    ...rlimits,
+    '--',
+    ...dropUser,
+    options.bwrapPath,
+    ...(await bwrapArguments(options, request)),
+  ]
   return {
     file: '/bin/sh',
     args: ['-c', joinCgroupsScript, 'sh', ...(cgroup?.procsFiles ?? []), '--', ...chain],

@@ -7,7 +7,10 @@ import type { SandboxedProgram } from './sandboxed-child'
  * streams. kill() ends the whole group (bwrap dies with its parent, the program with bwrap); `cleanUp`
  * runs once it has exited (removing its cgroups).
  */
-export function spawnSandboxedProcess(program: SandboxedProgram, cleanUp: () => Promise<void> | undefined): SandboxProcess {
+export function spawnSandboxedProcess(
+  program: SandboxedProgram,
+  cleanUp: () => Promise<void> | undefined,
+): SandboxProcess {
   const child = spawn(program.file, program.args, {
     env: program.env,
     ...(program.cwd ? { cwd: program.cwd } : {}),
@@ -28,7 +31,9 @@ export function spawnSandboxedProcess(program: SandboxedProgram, cleanUp: () => 
       if (done) return
       done = true
       kill()
-      void Promise.resolve(cleanUp()).catch(() => {}).then(() => resolve({ code }))
+      void Promise.resolve(cleanUp())
+        .catch(() => {})
+        .then(() => resolve({ code }))
     }
     child.once('exit', (code) => finish(code))
     child.once('error', () => finish(null))
@@ -40,7 +45,9 @@ export function spawnSandboxedProcess(program: SandboxedProgram, cleanUp: () => 
       if (!child.stdin.destroyed) child.stdin.write(text)
     },
     onStdout: (listener) => {
-      child.stdout.on('data', (chunk: Buffer) => listener(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength)))
+      child.stdout.on('data', (chunk: Buffer) =>
+        listener(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength)),
+      )
     },
     onStderr: (listener) => {
       child.stderr.on('data', (chunk: Buffer) => listener(chunk.toString('utf8')))
