@@ -8,6 +8,8 @@ export interface AppEnv {
     principal: Principal
     /** The tool being called, for the access log. */
     tool: string
+    /** The source that declared it (undefined for built-ins), for the access log and metrics. */
+    toolSource: string | undefined
     /** The tool POST /v1/tools/{name} resolved in the caller's catalog. */
     callTool: Tool
     /** The component behind a failure (storage, sandbox, …), for metrics. */

@@ -97,7 +97,7 @@ export function createRegistry(builtins: readonly Tool[], sources?: SourceHost):
     async resolve(tenant, name) {
       const builtin = byName.get(name)
       // Built-ins are never shadowed; a compat override only changes how a built-in reads its input.
-      if (builtin && !sources?.hasOverrides) return builtin
+      if (builtin && !sources?.hasOverrides && !sources?.feedsPending) return builtin
       const sourced = sources ? await sources.forTenant(tenant) : undefined
       if (builtin) return sourced?.overrides.get(name) ?? builtin
       const found = sourced?.byName.get(name)

@@ -75,7 +75,9 @@ export function createHostedSource(options: HostedSourceOptions): HostedSource {
       options.changed(source, false)
     }
     try {
-      const running = kindFor(manifest.kind).load(manifest as never, options.context(controller.signal))
+      const running = kindFor(manifest.kind).then((kind) =>
+        kind.load(manifest as never, options.context(controller.signal)),
+      )
       // A load that finishes after the timeout still holds connections: close them.
       running.then((late) => (timedOut ? late.close?.() : undefined)).catch(() => {})
       const next = await Promise.race([running, expired])

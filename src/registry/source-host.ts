@@ -56,6 +56,8 @@ export interface SourceHost {
   readonly version: number
   /** Whether any operator source changes how a built-in reads its input (compat packs). */
   readonly hasOverrides: boolean
+  /** True while a feed given at start is still being read: its overrides may not be known yet. */
+  readonly feedsPending: boolean
   /** The operator's sources and the tenant's (only the operator's when tenant is undefined). */
   forTenant(tenant: string | undefined): Promise<TenantSources>
   /** The operator's sources, then the tenant's, with their status. */
@@ -101,6 +103,7 @@ export function createSourceHost(deps: SourceHostDeps): SourceHost {
   }
   const builtinNames = new Map(deps.builtins.map((tool) => [tool.name, tool]))
   const overridesAt = { version: 0, value: false }
+  const pendingFeeds = new Set<Promise<void>>()
 
   const changed = (source: HostedSource, reloadWanted: boolean) => {
     version++
@@ -145,14 +148,14 @@ export function createSourceHost(deps: SourceHostDeps): SourceHost {
   }
 
   /** Parses a stored manifest; one that does not parse (any more) is a source in error, not a crash. */
-  function definitionOf(
+  async function definitionOf(
     owner: SourceOwner,
     id: string,
     text: string,
     format: 'json' | 'yaml',
-  ): SourceDefinition | BrokenDefinition {
+  ): Promise<SourceDefinition | BrokenDefinition> {
     try {
-      const definition = parseManifest(parseManifestText(text, format, `${id}.${format}`), owner, {
+      const definition = parseManifest(await parseManifestText(text, format, `${id}.${format}`), owner, {
         tenantKinds: deps.tenantKinds,
       })
       if (definition.manifest.id !== id) {
@@ -168,13 +171,15 @@ export function createSourceHost(deps: SourceHostDeps): SourceHost {
     }
   }
 
-  /** Puts new and changed sources in place (loading them), closes removed ones. */
+  /**
+   * Puts new and changed sources in place and starts loading them (callers wait for loads, bounded,
+   * where they need the tools), and closes removed ones.
+   */
   async function reconcile(
     entries: Map<string, HostedSource>,
     owner: SourceOwner,
     wanted: Map<string, Wanted>,
   ): Promise<void> {
-    const loads: Array<Promise<void>> = []
     let changes = 0
     for (const [id, definition] of wanted) {
       const current = entries.get(id)
@@ -182,7 +187,7 @@ export function createSourceHost(deps: SourceHostDeps): SourceHost {
       changes++
       const next = hosted(owner, id, definition, current)
       entries.set(id, next)
-      loads.push(next.load())
+      void next.load()
       if (current) void current.close()
     }
     for (const [id, current] of entries) {
@@ -192,7 +197,6 @@ export function createSourceHost(deps: SourceHostDeps): SourceHost {
       void current.close()
     }
     if (changes > 0) version++
-    await Promise.all(loads)
   }
 
   async function refreshOperatorStorage(): Promise<void> {
@@ -215,13 +219,16 @@ export function createSourceHost(deps: SourceHostDeps): SourceHost {
   async function applyFeed(feed: string, files: ReadonlyMap<string, ManifestFile | 'unchanged'>): Promise<void> {
     const entries = feeds.get(feed) ?? new Map<string, HostedSource>()
     feeds.set(feed, entries)
-    await reconcile(entries, { kind: 'operator' }, wantedOf({ kind: 'operator' }, files))
+    await reconcile(entries, { kind: 'operator' }, await wantedOf({ kind: 'operator' }, files))
   }
 
-  function wantedOf(owner: SourceOwner, files: ReadonlyMap<string, ManifestFile | 'unchanged'>): Map<string, Wanted> {
+  async function wantedOf(
+    owner: SourceOwner,
+    files: ReadonlyMap<string, ManifestFile | 'unchanged'>,
+  ): Promise<Map<string, Wanted>> {
     const wanted = new Map<string, Wanted>()
     for (const [id, file] of files) {
-      wanted.set(id, file === 'unchanged' ? 'keep' : definitionOf(owner, id, file.text, file.format))
+      wanted.set(id, file === 'unchanged' ? 'keep' : await definitionOf(owner, id, file.text, file.format))
     }
     return wanted
   }
@@ -239,7 +246,7 @@ export function createSourceHost(deps: SourceHostDeps): SourceHost {
         const listed = await store.list()
         const files = await readChanged(store, listed, current.etags, current.entries)
         const owner: SourceOwner = { kind: 'tenant', tenant }
-        await reconcile(current.entries, owner, wantedOf(owner, files))
+        await reconcile(current.entries, owner, await wantedOf(owner, files))
         current.checkedAt = now()
       })().finally(() => {
         current.checking = undefined
@@ -259,6 +266,7 @@ export function createSourceHost(deps: SourceHostDeps): SourceHost {
   }
 
   async function prepare(tenant: string | undefined): Promise<HostedSource[]> {
+    if (pendingFeeds.size > 0) await Promise.all(pendingFeeds)
     await refreshOperatorStorage()
     const state = tenant === undefined ? undefined : await refreshTenant(tenant)
     const own = state ? [...state.entries.values()].sort((a, b) => a.id.localeCompare(b.id)) : []
@@ -275,6 +283,9 @@ export function createSourceHost(deps: SourceHostDeps): SourceHost {
   const host: SourceHost = {
     get version() {
       return version
+    },
+    get feedsPending() {
+      return pendingFeeds.size > 0
     },
     get hasOverrides() {
       if (overridesAt.version !== version) {
@@ -344,7 +355,13 @@ export function createSourceHost(deps: SourceHostDeps): SourceHost {
         const match = /^(.+)\.(json|ya?ml)$/.exec(file.name)
         if (match?.[1]) byId.set(match[1], { text: file.text, format: file.format })
       }
-      await applyFeed(feed, byId)
+      const applying = applyFeed(feed, byId)
+      pendingFeeds.add(applying)
+      try {
+        await applying
+      } finally {
+        pendingFeeds.delete(applying)
+      }
     },
     async close() {
       const all = [...operatorEntries(), ...[...tenants.values()].flatMap((state) => [...state.entries.values()])]

@@ -1,4 +1,3 @@
-import { parse as parseYaml } from 'yaml'
 import { z } from 'zod'
 import { closestName } from '../core/closest-name'
 import { ToolError } from '../core/errors'
@@ -6,7 +5,7 @@ import { fingerprint } from '../core/hash'
 import { AliasManifest } from './kinds/alias'
 import { CommandManifest } from './kinds/command'
 import { HttpManifest } from './kinds/http'
-import { McpManifest } from './kinds/mcp'
+import { McpManifest } from './kinds/mcp-manifest'
 import { OpenApiManifest } from './kinds/openapi'
 import { fromReferenceShape } from './reference-shape'
 import type { SourceOwner } from './types'
@@ -39,13 +38,13 @@ export interface SourceDefinition {
 // A manifest is data a person writes: a few hundred KB covers a thousand tools with schemas.
 export const maxManifestBytes = 2 * 1024 * 1024
 
-/** Parses a manifest's text: JSON, or YAML when `format` says so (a .yaml file). */
-export function parseManifestText(text: string, format: 'json' | 'yaml', where: string): unknown {
+/** Parses a manifest's text: JSON, or YAML when `format` says so (a .yaml file; the parser loads on first use). */
+export async function parseManifestText(text: string, format: 'json' | 'yaml', where: string): Promise<unknown> {
   if (text.length > maxManifestBytes) {
     throw manifestError(`${where} is ${text.length} bytes; a manifest may have at most ${maxManifestBytes}.`, undefined)
   }
   try {
-    return format === 'yaml' ? parseYaml(text, { maxAliasCount: 100 }) : JSON.parse(text)
+    return format === 'yaml' ? (await import('yaml')).parse(text, { maxAliasCount: 100 }) : JSON.parse(text)
   } catch (error) {
     throw manifestError(
       `${where} is not valid ${format === 'yaml' ? 'YAML' : 'JSON'}: ${(error as Error).message.slice(0, 200)}`,

@@ -105,6 +105,7 @@ function createServer(
     const entry = await catalog.lookup(request.params.name)
     if (!entry) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`)
     context.set('tool', entry.tool.name)
+    context.set('toolSource', entry.tool.source)
     try {
       assertToolAllowed(principal, entry.tool)
       const output = await deps.caller.invoke({

@@ -42,6 +42,7 @@ export function registerToolRoutes(app: OpenAPIHono<AppEnv>, deps: ToolRouteDeps
     const tool = await caller.registry.resolve(principal.tenant, context.req.param('name') ?? '')
     assertToolAllowed(principal, tool)
     context.set('tool', tool.name)
+    context.set('toolSource', tool.source)
     context.set('callTool', tool)
     await next()
   }

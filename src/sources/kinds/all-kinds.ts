@@ -1,21 +1,22 @@
 import type { SourceKind } from '../types'
-import { aliasKind } from './alias'
-import { commandKind } from './command'
-import { httpKind } from './http'
-import { mcpKind } from './mcp'
-import { openApiKind } from './openapi'
 
-const kinds: Record<string, SourceKind<never>> = {
-  http: httpKind as SourceKind<never>,
-  mcp: mcpKind as SourceKind<never>,
-  openapi: openApiKind as SourceKind<never>,
-  command: commandKind as SourceKind<never>,
-  alias: aliasKind as SourceKind<never>,
-}
-
-/** The kind that loads a manifest of this `kind`. */
-export function kindFor(kind: string): SourceKind<never> {
-  const found = kinds[kind]
-  if (!found) throw new Error(`unknown source kind ${kind}`)
-  return found
+/**
+ * The kind that loads a manifest of this `kind`, imported when a source of it first loads: a
+ * service with no MCP source never loads the MCP client, one with no OpenAPI source no YAML parser.
+ */
+export async function kindFor(kind: string): Promise<SourceKind<never>> {
+  switch (kind) {
+    case 'http':
+      return (await import('./http')).httpKind as SourceKind<never>
+    case 'mcp':
+      return (await import('./mcp')).mcpKind as SourceKind<never>
+    case 'openapi':
+      return (await import('./openapi')).openApiKind as SourceKind<never>
+    case 'command':
+      return (await import('./command')).commandKind as SourceKind<never>
+    case 'alias':
+      return (await import('./alias')).aliasKind as SourceKind<never>
+    default:
+      throw new Error(`unknown source kind ${kind}`)
+  }
 }

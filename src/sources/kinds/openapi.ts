@@ -1,4 +1,3 @@
-import { parse as parseYaml } from 'yaml'
 import { z } from 'zod'
 import type { HttpClient } from '../../net/http'
 import { defineTool, type Tool } from '../../tools/tool'
@@ -90,7 +89,9 @@ async function fetchDocument(http: HttpClient, url: string, signal: AbortSignal)
   const text = new TextDecoder().decode(response.body)
   let parsed: unknown
   try {
-    parsed = text.trimStart().startsWith('{') ? JSON.parse(text) : parseYaml(text, { maxAliasCount: 100 })
+    parsed = text.trimStart().startsWith('{')
+      ? JSON.parse(text)
+      : (await import('yaml')).parse(text, { maxAliasCount: 100 })
   } catch (error) {
     throw new Error(`the document is neither JSON nor YAML (${(error as Error).message.slice(0, 200)})`)
   }
