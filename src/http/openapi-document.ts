@@ -17,33 +17,78 @@ export interface DocumentOptions {
   admin: boolean
   /** The published JSON Schemas of a tool (source tools), as the registry holds them. */
   schemasOf(tool: Tool): { input: Record<string, unknown>; output: Record<string, unknown> } | undefined
+  /** Documents of built-in sets already generated (as JSON), by their tools and flags: kept by the caller. */
+  generatedCache?: Map<string, string>
 }
 
 /**
  * The OpenAPI 3.1 document of a catalog: the job routes, one operation per tool, the approval route,
  * then what zod-openapi cannot express: each operation's effect, and GPT Actions' consequential flag
  * (only read tools run without asking). Built for the tools a key sees, so a custom GPT imports exactly
- * what it may call.
+ * what it may call. Built-ins are described by zod-openapi from their zod schemas; a source tool's
+ * operation is a template of the same shape filled with its JSON Schemas, so a catalog of a thousand
+ * source tools costs copies, not a thousand schema conversions.
  */
 export function buildOpenApiDocument(tools: readonly Tool[], options: DocumentOptions): OpenApiDocument {
+  const builtins = tools.filter((tool) => !options.schemasOf(tool))
+  const document = cachedGenerated(builtins, options)
+  const sourced = tools.filter((tool) => options.schemasOf(tool))
+  if (sourced.length === 0) return document
+  const templates = new Map<string, string>()
+  const paths: Record<string, unknown> = {}
+  const schemas = (document.components?.schemas ?? {}) as Record<string, unknown>
+  for (const tool of sourced) {
+    const declared = options.schemasOf(tool) as { input: Record<string, unknown>; output: Record<string, unknown> }
+    const input = hoistDefinitions(declared.input, `${tool.name}_input`)
+    const output = hoistDefinitions(declared.output, `${tool.name}_output`)
+    for (const [name, schema] of [...input.components, ...output.components]) schemas[name] = schema
+    const variant = `${tool.effect === 'read'}:${tool.dryRun !== undefined}`
+    let template = templates.get(variant)
+    if (!template) {
+      template = JSON.stringify(templateOperation(tool))
+      templates.set(variant, template)
+    }
+    paths[`/v1/tools/${tool.name}`] = { post: filled(JSON.parse(template), tool, input.schema, output.schema) }
+  }
+  // Source tools follow the built-ins, before the routes that come after the tools.
+  const ordered: Record<string, unknown> = {}
+  let inserted = false
+  for (const [path, item] of Object.entries(document.paths ?? {})) {
+    if (!inserted && !path.startsWith('/v1/tools/') && !path.startsWith('/v1/jobs/')) {
+      Object.assign(ordered, paths)
+      inserted = true
+    }
+    ordered[path] = item
+  }
+  if (!inserted) Object.assign(ordered, paths)
+  return {
+    ...document,
+    paths: ordered as OpenApiDocument['paths'],
+    components: { ...document.components, schemas },
+  } as OpenApiDocument
+}
+
+/** generated(), once per set of built-ins and flags: a copy of it (the caller adds to it). */
+function cachedGenerated(builtins: readonly Tool[], options: DocumentOptions): OpenApiDocument {
+  const cache = options.generatedCache
+  if (!cache) return generated(builtins, options)
+  const key = `${options.admin}:${options.publicUrl}:${builtins.map((tool) => tool.name).join(',')}`
+  let text = cache.get(key)
+  if (text === undefined) {
+    text = JSON.stringify(generated(builtins, options))
+    cache.set(key, text)
+    if (cache.size > 16) cache.delete(cache.keys().next().value as string)
+  }
+  return JSON.parse(text) as OpenApiDocument
+}
+
+/** The document zod-openapi generates for the static routes and the built-in tools. */
+function generated(builtins: readonly Tool[], options: DocumentOptions): OpenApiDocument {
   const builder = new OpenAPIHono()
   const registry = builder.openAPIRegistry
   registry.registerPath(getJob)
   registry.registerPath(cancelJob)
-  for (const tool of tools) {
-    const schemas = options.schemasOf(tool)
-    if (!schemas) {
-      registry.registerPath(toolRoute(tool))
-      continue
-    }
-    // A source tool's own $defs become components, so its $refs resolve inside the document.
-    const input = hoistDefinitions(schemas.input, `${tool.name}_input`)
-    const output = hoistDefinitions(schemas.output, `${tool.name}_output`)
-    for (const [name, schema] of [...input.components, ...output.components]) {
-      registry.registerComponent('schemas', name, schema as never)
-    }
-    registry.registerPath(toolRoute(tool, { input: input.schema, output: output.schema }))
-  }
+  for (const tool of builtins) registry.registerPath(toolRoute(tool))
   registry.registerPath(decideApproval)
   if (options.admin) for (const route of sourceRoutes) registry.registerPath(route)
   registry.registerComponent('securitySchemes', 'bearerAuth', {
@@ -57,7 +102,7 @@ export function buildOpenApiDocument(tools: readonly Tool[], options: DocumentOp
     servers: [{ url: options.publicUrl }],
     tags: [{ name: 'tools', description: 'One operation per tool.' }],
   })
-  const effects = new Map(tools.map((tool) => [tool.name, tool.effect]))
+  const effects = new Map(builtins.map((tool) => [tool.name, tool.effect]))
   for (const pathItem of Object.values(document.paths ?? {})) {
     const operation = pathItem.post
     const effect = operation?.operationId ? effects.get(operation.operationId) : undefined
@@ -65,6 +110,40 @@ export function buildOpenApiDocument(tools: readonly Tool[], options: DocumentOp
     Object.assign(operation, { 'x-effect': effect, 'x-openai-isConsequential': effect !== 'read' })
   }
   return document
+}
+
+const placeholder = { type: 'object' }
+
+/** The operation zod-openapi makes for a tool like this one (same effect class, same dry-run flag). */
+function templateOperation(tool: Tool): unknown {
+  const builder = new OpenAPIHono()
+  builder.openAPIRegistry.registerPath(toolRoute(tool, { input: placeholder, output: placeholder }))
+  const document = builder.getOpenAPI31Document({ openapi: '3.1.0', info: { title: 't', version: '0' } })
+  return document.paths?.[`/v1/tools/${tool.name}`]?.post
+}
+
+function filled(
+  operation: Record<string, unknown>,
+  tool: Tool,
+  input: Record<string, unknown>,
+  output: Record<string, unknown>,
+): Record<string, unknown> {
+  const requestBody = operation.requestBody as { content: Record<string, { schema: unknown }> }
+  const responses = operation.responses as Record<string, { content?: Record<string, { schema: unknown }> }>
+  const okContent = responses['200']?.content?.['application/json']
+  ;(requestBody.content['application/json'] as { schema: unknown }).schema = input
+  if (okContent) okContent.schema = output
+  // The template is another tool's operation: every text that names the tool is this one's.
+  const ok = responses['200'] as { description?: string } | undefined
+  if (ok) ok.description = `${tool.title}: result.`
+  return {
+    ...operation,
+    operationId: tool.name,
+    summary: tool.title,
+    description: tool.description,
+    'x-effect': tool.effect,
+    'x-openai-isConsequential': tool.effect !== 'read',
+  }
 }
 
 /**

@@ -33,6 +33,8 @@ export const registrySettings = defineSettings({
     TOOLPORT_TENANT_SOURCE_KINDS: variable({
       schema: commaList(z.enum(tenantSourceKinds), 'not a source kind', `use ${tenantSourceKinds.join(', ')}`),
       default: 'http,mcp,openapi,alias',
+      // The MCP client compiles schemas with eval, which Workers forbid.
+      runtimeDefaults: { workers: 'http,openapi,alias' },
       description:
         'Kinds of source tenants may register. `command` and `mcp-stdio` (an MCP server started from a command) run programs in the sandbox and are off unless listed.',
     }),

@@ -14,6 +14,8 @@ export function nodeSourceRuntime(
   config: Config,
   env: Record<string, string | undefined>,
   services: ToolServices,
+  // Lambda: an execution environment freezes between invocations, so nothing is kept open.
+  options: { keepWarm: boolean } = { keepWarm: true },
 ): SourceRuntime {
   const start = services.shell?.start
   const clients = new Map<string, ReturnType<typeof createNodeHttpClient>>()
@@ -28,7 +30,7 @@ export function nodeSourceRuntime(
       }
       return client
     },
-    keepWarm: true,
+    keepWarm: options.keepWarm,
     environment: env,
   }
 }

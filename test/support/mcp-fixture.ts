@@ -63,6 +63,12 @@ export function createFixtureMcpServer(
       inputSchema: { type: 'object', properties: { ms: { type: 'integer' } }, required: ['ms'] },
     },
     {
+      name: 'sleep',
+      description: 'Answers after ms milliseconds (work of a fixed length, for benchmarks).',
+      inputSchema: { type: 'object', properties: { ms: { type: 'integer', minimum: 0 } }, required: ['ms'] },
+      annotations: { readOnlyHint: true },
+    },
+    {
       name: 'pid',
       description: 'Answers which server process answers (an id made at its start).',
       inputSchema: { type: 'object', properties: {} },
@@ -119,6 +125,9 @@ export function createFixtureMcpServer(
         }
         return text(`waited ${ms} ms`)
       }
+      case 'sleep':
+        await new Promise((resolve) => setTimeout(resolve, Number(args.ms)))
+        return text('slept')
       case 'pid':
         return text(instance)
       case 'grow':

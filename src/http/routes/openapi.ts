@@ -19,6 +19,7 @@ export function registerOpenApiRoute(
 ): void {
   const { registry, publicUrl, version } = deps
   const documents = new Map<string, OpenApiDocument>()
+  const generatedCache = new Map<string, string>()
   app.get('/openapi.json', async (context) => {
     // Public, as importers fetch it without a key; with one, it is that key's catalog.
     const authorization = context.req.header('authorization')
@@ -36,6 +37,7 @@ export function registerOpenApiRoute(
         publicUrl,
         version,
         admin,
+        generatedCache,
         schemasOf: (tool) =>
           tool.schemas ? { input: registry.inputSchema(tool), output: tool.schemas.output } : undefined,
       })

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Sandbox, SandboxLimits, SandboxRunResult } from './sandbox'
 import { runSandboxedChild, workspaceLimitOf } from './sandboxed-child'
+import { spawnSandboxedProcess } from './sandboxed-process'
 
 /**
  * The executor for AWS Lambda, where user namespaces are not available: every call already runs in
@@ -24,6 +25,32 @@ export function createProcessSandbox(limits: SandboxLimits, prlimitPath: string 
         workspace: `${limits.workspaceBytes} bytes, checked every 250 ms`,
       },
     }),
+    // A stdio MCP server on Lambda: started for one call, in the call's scratch folder, with the same rlimits.
+    async start(request) {
+      if (request.mounts?.length) {
+        throw new Error(
+          'mounts need the bwrap or container sandbox; with the process executor, name the program by its own path',
+        )
+      }
+      const env = {
+        PATH: '/usr/local/bin:/usr/bin:/bin',
+        HOME: request.workspaceDir,
+        TMPDIR: request.workspaceDir,
+        LANG: 'C.UTF-8',
+        ...request.env,
+      }
+      const limited = prlimitPath
+        ? [
+            prlimitPath,
+            `--nofile=${limits.openFiles}`,
+            `--fsize=${limits.fileBytes}`,
+            `--as=${limits.memoryBytes}`,
+            '--',
+          ]
+        : []
+      const [file, ...args] = [...limited, ...request.argv]
+      return spawnSandboxedProcess({ file: file as string, args, env, cwd: request.workspaceDir }, () => undefined)
+    },
     async run(request): Promise<SandboxRunResult> {
       const scratch = await mkdtemp(join(tmpdir(), 'toolport-run-'))
       try {
