@@ -1,9 +1,11 @@
 import type { Browser, BrowserContext, Page, PaperFormat } from 'puppeteer-core'
 import { ToolError } from '../core/errors'
 import type { Logger } from '../core/logger'
+import { type EgressProxy, type EgressResolver, startEgressProxy } from './egress-proxy'
 import { chromiumArgs, extractChromium } from './extract'
 import { createPagePool, type Guard, neutraliseMetaRefresh } from './pages'
 import { photograph, photographUrl, renderedHtml } from './screenshot'
+import { type ContextPolicy, createTargetGuard, type TargetGuard } from './target-guard'
 import type { BrowserService, BrowserStatus, PdfRenderOptions } from './types'
 
 export interface ChromiumOptions {
@@ -13,11 +15,23 @@ export interface ChromiumOptions {
   pages: number
   log: Logger
   renderTimeoutMs?: number
+  /**
+   * The outbound address check (http_fetch's), answering the address it allowed. Every connection of
+   * the browser goes through an egress proxy that asks it; unset, the browser reaches nothing.
+   */
+  egress?: EgressResolver | undefined
 }
 
 interface Running {
   browser: Browser
+  /** The pool's context: locked-down pages for HTML, which may fetch nothing. */
   context: BrowserContext
+  guard: TargetGuard
+}
+
+const fetchesNothing: ContextPolicy = {
+  check: () => Promise.reject(new Error('rendered HTML may not fetch anything')),
+  popups: 'close',
 }
 
 /**
@@ -46,15 +60,30 @@ export function createChromiumBrowser(options: ChromiumOptions): BrowserService 
   let launches = 0
   let lastError: string | undefined
   let closed = false
+  let proxy: Promise<EgressProxy> | undefined
 
   async function launch(): Promise<Running> {
     const puppeteer = await import('puppeteer-core')
     const system = options.executablePath !== undefined
     const executablePath = options.executablePath ?? (await extractChromium())
-    const args = system
-      ? ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu', '--no-first-run']
-      : await chromiumArgs()
-    const browser = await puppeteer.launch({ executablePath, args, headless: 'shell', timeout: 60_000 })
+    // One proxy for the service's lifetime: a relaunched browser gets the same one.
+    proxy ??= startEgressProxy({
+      resolve: options.egress,
+      onRefused: (target, error) =>
+        options.log.info('browser connection refused', {
+          target,
+          cause: error instanceof Error ? error.message : String(error),
+        }),
+    })
+    const egress = await proxy
+    const args = [
+      ...(system
+        ? ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu', '--no-first-run']
+        : await chromiumArgs()),
+      ...egress.chromiumArgs,
+    ]
+    // A pipe instead of a DevTools port: no page can reach the browser's own control channel.
+    const browser = await puppeteer.launch({ executablePath, args, headless: 'shell', timeout: 60_000, pipe: true })
     launches++
     lastError = undefined
     browser.once('disconnected', () => {
@@ -62,9 +91,11 @@ export function createChromiumBrowser(options: ChromiumOptions): BrowserService 
       pool.reset()
       if (!closed) options.log.warn('browser disconnected; it is relaunched on the next render')
     })
+    const guard = await createTargetGuard(browser, options.log)
     // A separate context keeps rendered pages away from any state of the default one.
     const context = await browser.createBrowserContext()
-    return { browser, context }
+    guard.protect(context, fetchesNothing)
+    return { browser, context, guard }
   }
 
   function current(): Promise<Running> {
@@ -91,6 +122,23 @@ export function createChromiumBrowser(options: ChromiumOptions): BrowserService 
       browser.process()?.kill('SIGKILL')
     },
   })
+
+  /**
+   * Work on a page of a browser context of its own, under the policy: cookies and storage die with the
+   * call, and so does every window the page managed to open. Used for URL renders, whose pages load
+   * the network; the context is closed afterwards whatever happened.
+   */
+  async function isolated<T>(guard: Guard, policy: ContextPolicy, work: (page: Page) => Promise<T>): Promise<T> {
+    const { browser, guard: targets } = await current()
+    const context = await guard(() => browser.createBrowserContext())
+    const release = targets.protect(context, policy)
+    try {
+      return await pool.fresh(context, guard, work)
+    } finally {
+      release()
+      void context.close().catch(() => {})
+    }
+  }
 
   /** What the deadline rejects with, told apart from anything the browser throws. */
   const deadlineHit = Symbol('render deadline')
@@ -134,14 +182,16 @@ export function createChromiumBrowser(options: ChromiumOptions): BrowserService 
           photograph(page, target.html, shot),
         )
       }
-      // A URL needs a page of its own: JavaScript on, requests checked one by one, closed afterwards.
-      return pool.fresh(withDeadline('Loading the page', 'Try a smaller or faster page.'), (page) =>
+      // A URL needs a page of its own: requests checked one by one, closed afterwards with its context.
+      const policy: ContextPolicy = { check: target.checkRequest, popups: 'close' }
+      return isolated(withDeadline('Loading the page', 'Try a smaller or faster page.'), policy, (page) =>
         photographUrl(page, target.url, target.checkRequest, shot),
       )
     },
 
     async renderPage(url, checkRequest) {
-      return pool.fresh(withDeadline('Rendering the page', 'Try a smaller or faster page.'), (page) =>
+      const policy: ContextPolicy = { check: checkRequest, popups: 'close' }
+      return isolated(withDeadline('Rendering the page', 'Try a smaller or faster page.'), policy, (page) =>
         renderedHtml(page, url, checkRequest),
       )
     },
@@ -172,6 +222,7 @@ export function createChromiumBrowser(options: ChromiumOptions): BrowserService 
       const instance = await running?.catch(() => undefined)
       running = undefined
       await instance?.browser.close().catch(() => {})
+      await (await proxy?.catch(() => undefined))?.close()
     },
   }
 }

@@ -43,7 +43,12 @@ export async function createNodeServices(
       environment: config.environment.variables,
       // Created now, launched on the first render: a service that never makes a PDF never starts Chromium.
       browser: config.browser.enabled
-        ? createChromiumBrowser({ executablePath: config.browser.chromiumPath, pages: config.browser.pages, log })
+        ? createChromiumBrowser({
+            executablePath: config.browser.chromiumPath,
+            pages: config.browser.pages,
+            log,
+            egress: http.resolve,
+          })
         : undefined,
     },
     shellProblem: shell.problem,
