@@ -6,6 +6,7 @@ import { chromiumArgs, extractChromium } from './extract'
 import { createPagePool, type Guard, neutraliseMetaRefresh } from './pages'
 import { photograph, photographUrl, renderedHtml } from './screenshot'
 import { type ContextPolicy, createTargetGuard, type TargetGuard } from './target-guard'
+import type { SessionHost } from './session/session'
 import type { BrowserService, BrowserStatus, PdfRenderOptions } from './types'
 
 export interface ChromiumOptions {
@@ -54,7 +55,12 @@ async function render(page: Page, html: string, pdf: PdfRenderOptions): Promise<
   return new Uint8Array(bytes)
 }
 
-export function createChromiumBrowser(options: ChromiumOptions): BrowserService {
+/** The shared browser, and for browser sessions the Chromium and target guard underneath it. */
+export interface ChromiumBrowser extends BrowserService {
+  sessionHost(): Promise<SessionHost>
+}
+
+export function createChromiumBrowser(options: ChromiumOptions): ChromiumBrowser {
   const timeout = options.renderTimeoutMs ?? 30_000
   let running: Promise<Running> | undefined
   let launches = 0
@@ -176,6 +182,11 @@ export function createChromiumBrowser(options: ChromiumOptions): BrowserService 
   }
 
   return {
+    async sessionHost() {
+      const { browser, guard } = await current()
+      return { browser, guard }
+    },
+
     async screenshot(target, shot, signal) {
       if ('html' in target) {
         return pool.use(signal, withDeadline('Taking the screenshot', 'Try a smaller or faster page.'), (page) =>

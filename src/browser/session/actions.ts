@@ -1,0 +1,281 @@
+import { mkdir, writeFile } from 'node:fs/promises'
+import { dirname, join } from 'node:path'
+import type { KeyInput } from 'puppeteer-core'
+import { ToolError } from '../../core/errors'
+import type { Downloads } from './downloads'
+import { box, call, centre, focusForTyping, isFileInput, resolveRef, selectOptions } from './elements'
+import { createRunner } from './runner'
+import type { SessionLimits } from './session'
+import { type AxNode, cutSnapshot, formatSnapshot } from './snapshot'
+import type { Tab } from './tab'
+import type { BlockedRequest, BrowserSession, DialogReport, PageState, TabInfo } from './types'
+
+export interface ActionDeps {
+  tab(): Tab
+  tabs(): readonly Tab[]
+  current(): number
+  select(index: number): void
+  drain(): { blocked: BlockedRequest[]; dialogs: DialogReport[] }
+  folder: string
+  downloads: Downloads
+  limits: SessionLimits
+  ended(): string | undefined
+  sessionId: string
+}
+
+type Actions = Omit<BrowserSession, 'id' | 'console'>
+
+const defaultSnapshotChars = 20_000
+const settleCapMs = 5_000
+
+function pageTitle(tab: Tab): Promise<string> {
+  return tab.page.title().catch(() => '')
+}
+
+/** The session's tools as engine calls: each runs alone, under the action deadline, and answers the page's state. */
+export function createActions(deps: ActionDeps): Actions {
+  const run = createRunner(deps.limits.actionMs, deps.ended, deps.sessionId)
+
+  async function tabList(): Promise<TabInfo[]> {
+    return Promise.all(
+      deps.tabs().map(async (tab, index) => ({
+        index,
+        url: tab.page.url(),
+        title: await pageTitle(tab),
+        current: index === deps.current(),
+      })),
+    )
+  }
+
+  async function state(snapshotChars = defaultSnapshotChars): Promise<PageState> {
+    const tab = deps.tab()
+    const tree = (await tab.cdp.send('Accessibility.getFullAXTree')) as { nodes: AxNode[] }
+    const snapshot = cutSnapshot(formatSnapshot(tree.nodes), snapshotChars)
+    return {
+      url: tab.page.url(),
+      title: await pageTitle(tab),
+      snapshot: snapshot.text,
+      snapshot_truncated: snapshot.truncated,
+      tabs: await tabList(),
+      ...deps.drain(),
+    }
+  }
+
+  /** Does something to the page, lets what it started settle, and answers the new state. */
+  function act(work: (tab: Tab) => Promise<void>): Promise<PageState> {
+    return run(async () => {
+      const tab = deps.tab()
+      const since = Date.now()
+      await work(tab)
+      // The action may have opened a tab, which is now the current one.
+      await deps.tab().quiet(since, settleCapMs)
+      return state()
+    })
+  }
+
+  async function navigation(go: () => Promise<unknown>): Promise<void> {
+    try {
+      await go()
+    } catch (error) {
+      const refused = deps.drain()
+      const blocked = refused.blocked.find((request) => request.kind === 'Document')
+      if (blocked) {
+        throw new ToolError('permission_denied', `Refusing to load ${blocked.url}: ${blocked.reason}.`, {
+          hint: 'Only public internet addresses (and hosts the operator opened) can be loaded; file:, chrome: and other schemes are refused.',
+          details: { field: 'url', blocked: refused.blocked },
+        })
+      }
+      if (error instanceof Error && /net::ERR_/.test(error.message)) {
+        throw new ToolError('connection', `Could not load the page: ${error.message.split(' at ')[0]}.`, {
+          hint: 'Check the URL, or try again later if the site is down.',
+        })
+      }
+      throw error
+    }
+  }
+
+  async function click(tab: Tab, ref: string, options: { double?: boolean; button?: 'left' | 'right' | 'middle' }) {
+    const element = await resolveRef(tab, ref)
+    const point = await centre(tab, element, ref)
+    await tab.page.mouse.click(point.x, point.y, {
+      button: options.button ?? 'left',
+      count: options.double ? 2 : 1,
+    })
+  }
+
+  return {
+    navigate: (url) =>
+      act((tab) =>
+        navigation(() => tab.page.goto(url, { waitUntil: 'load', timeout: deps.limits.actionMs })),
+      ),
+    back: () =>
+      act((tab) =>
+        navigation(() => tab.page.goBack({ waitUntil: 'load', timeout: deps.limits.actionMs })),
+      ),
+    state: (snapshotChars) => run(() => state(snapshotChars)),
+    click: (ref, options = {}) => act((tab) => click(tab, ref, options)),
+    hover: (ref) =>
+      act(async (tab) => {
+        const point = await centre(tab, await resolveRef(tab, ref), ref)
+        await tab.page.mouse.move(point.x, point.y)
+      }),
+    type: (ref, text, submit) =>
+      act(async (tab) => {
+        const element = await resolveRef(tab, ref)
+        if (!(await call<boolean>(tab, element, focusForTyping))) {
+          throw new ToolError('conflict', `The element ${ref} is not a text field.`, {
+            hint: 'Type into a textbox, searchbox or editable element of the snapshot.',
+            details: { field: 'ref' },
+          })
+        }
+        // One insertText replaces the selection, like a paste: fast, and fires the input event.
+        await tab.cdp.send('Input.insertText', { text })
+        if (submit) await tab.page.keyboard.press('Enter')
+      }),
+    selectOption: (ref, values) =>
+      act(async (tab) => {
+        const element = await resolveRef(tab, ref)
+        const outcome = await call<{ error?: string; labels?: string[] }>(tab, element, selectOptions, values)
+        if (outcome.error === 'not a select') {
+          throw new ToolError('conflict', `The element ${ref} is not a select.`, {
+            hint: 'Use the ref of a combobox or listbox from the snapshot.',
+            details: { field: 'ref' },
+          })
+        }
+        if (outcome.error) {
+          throw new ToolError('validation', `None of ${JSON.stringify(values)} is an option of ${ref}.`, {
+            hint: `Give option values or labels: ${(outcome.labels ?? []).slice(0, 20).join(', ')}.`,
+            details: { field: 'values' },
+          })
+        }
+      }),
+    pressKey: (key) =>
+      act(async (tab) => {
+        try {
+          await tab.page.keyboard.press(key as KeyInput)
+        } catch (error) {
+          if (error instanceof Error && /Unknown key/.test(error.message)) {
+            throw new ToolError('validation', `${JSON.stringify(key)} is not a key name.`, {
+              hint: 'Use a key name such as Enter, Tab, Escape, ArrowDown, PageDown, Backspace or a single character.',
+              details: { field: 'key' },
+            })
+          }
+          throw error
+        }
+      }),
+    waitFor: ({ text, textGone, seconds }) =>
+      act(async (tab) => {
+        const until = Date.now() + Math.min((seconds ?? deps.limits.actionMs / 1000) * 1000, deps.limits.actionMs)
+        if (text === undefined && textGone === undefined) {
+          await new Promise((resolve) => setTimeout(resolve, Math.max(0, until - Date.now())))
+          return
+        }
+        for (;;) {
+          const body = await tab.page.evaluate(() => document.body?.innerText ?? '').catch(() => '')
+          if ((text === undefined || body.includes(text)) && (textGone === undefined || !body.includes(textGone))) return
+          if (Date.now() >= until) {
+            throw new ToolError('timeout', `The text ${JSON.stringify(text ?? textGone)} did not ${text ? 'appear' : 'go'} in time.`, {
+              hint: 'Check the snapshot for what the page shows, or wait longer (seconds).',
+            })
+          }
+          await new Promise((resolve) => setTimeout(resolve, 100))
+        }
+      }),
+    scroll: (target) =>
+      act(async (tab) => {
+        if ('ref' in target) {
+          const element = await resolveRef(tab, target.ref)
+          await tab.cdp.send('DOM.scrollIntoViewIfNeeded', { backendNodeId: element.backendNodeId })
+        } else await tab.page.mouse.wheel({ deltaX: target.x, deltaY: target.y })
+      }),
+    screenshot: ({ ref, fullPage, format }) =>
+      run(async () => {
+        const tab = deps.tab()
+        const clip = ref ? await box(tab, await resolveRef(tab, ref)) : undefined
+        const bytes = await tab.page.screenshot({
+          type: format,
+          ...(format === 'jpeg' ? { quality: 80 } : {}),
+          ...(clip ? { clip, captureBeyondViewport: true } : { fullPage }),
+        })
+        return new Uint8Array(bytes)
+      }),
+    pdf: () => run(async () => new Uint8Array(await deps.tab().page.pdf({ printBackground: true, timeout: 0 }))),
+    upload: (ref, files) =>
+      act(async (tab) => {
+        const element = await resolveRef(tab, ref)
+        const kind = await call<string>(tab, element, isFileInput)
+        if (!kind) {
+          throw new ToolError('conflict', `The element ${ref} is not a file input.`, {
+            hint: 'Use the ref of the file input ("Choose File" button) from the snapshot.',
+            details: { field: 'ref' },
+          })
+        }
+        if (kind === 'single' && files.length > 1) {
+          throw new ToolError('validation', `The file input ${ref} takes one file, not ${files.length}.`, {
+            hint: 'Send one path.',
+            details: { field: 'paths' },
+          })
+        }
+        const paths: string[] = []
+        for (const [index, file] of files.entries()) {
+          // The page sees the file's name; on disk it lives in the session's folder under a fixed one.
+          const path = join(deps.folder, `upload-${Date.now()}-${index}`, file.name)
+          await mkdir(dirname(path), { recursive: true })
+          await writeFile(path, file.bytes)
+          paths.push(path)
+        }
+        await tab.cdp.send('DOM.setFileInputFiles', { files: paths, backendNodeId: element.backendNodeId })
+      }),
+    download: async (ref, maxBytes) => {
+      let file: Awaited<ReturnType<Downloads['next']>> | undefined
+      const state = await act(async (tab) => {
+        const before = deps.downloads.count
+        if (ref !== undefined) {
+          await click(tab, ref, {})
+          file = await deps.downloads.next(before, deps.limits.actionMs - 1_000)
+        } else {
+          file = (await deps.downloads.last()) ?? (await deps.downloads.next(before, deps.limits.actionMs - 1_000))
+        }
+      })
+      if (!file) throw new Error('no download')
+      if (file.bytes.byteLength > maxBytes) {
+        throw new ToolError('size_exceeded', `The download is larger than ${maxBytes} bytes.`, {
+          hint: 'Only files within the file size limit can be saved.',
+        })
+      }
+      return { file: { name: file.name, mimeType: 'application/octet-stream', bytes: file.bytes }, state }
+    },
+    selectTab: (index) =>
+      run(async () => {
+        if (!deps.tabs()[index]) throw noTab(index, deps.tabs().length)
+        deps.select(index)
+        await deps.tab().page.bringToFront().catch(() => {})
+        return state()
+      }),
+    closeTab: (index) =>
+      run(async () => {
+        const tab = deps.tabs()[index]
+        if (!tab) throw noTab(index, deps.tabs().length)
+        if (deps.tabs().length === 1) {
+          throw new ToolError('conflict', 'This is the session’s last tab.', {
+            hint: 'Close the whole session with browser_close without tab.',
+            details: { field: 'tab' },
+          })
+        }
+        await tab.page.close()
+        return state()
+      }),
+    evaluate: (expression) =>
+      run(async () => {
+        const value = await deps.tab().page.evaluate(expression)
+        return value === undefined ? null : value
+      }),
+  }
+}
+
+function noTab(index: number, count: number): ToolError {
+  return new ToolError('validation', `There is no tab ${index}; this session has ${count}.`, {
+    hint: 'List the tabs with browser_tabs and use an index from it.',
+    details: { field: 'index' },
+  })
+}
