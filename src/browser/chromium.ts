@@ -5,8 +5,8 @@ import { type EgressProxy, type EgressResolver, startEgressProxy } from './egres
 import { chromiumArgs, extractChromium } from './extract'
 import { createPagePool, type Guard, neutraliseMetaRefresh } from './pages'
 import { photograph, photographUrl, renderedHtml } from './screenshot'
-import { type ContextPolicy, createTargetGuard, type TargetGuard } from './target-guard'
 import type { SessionHost } from './session/session'
+import { type ContextPolicy, createTargetGuard, type TargetGuard } from './target-guard'
 import type { BrowserService, BrowserStatus, PdfRenderOptions } from './types'
 
 export interface ChromiumOptions {

@@ -19,6 +19,8 @@ export interface ContextPolicy {
    */
   popups: 'allow' | 'close'
   onBlocked?(blocked: BlockedRequest): void
+  /** A page of the context opened a window that was let live (before puppeteer reports it). */
+  onPopup?(): void
 }
 
 export interface TargetGuard {
@@ -123,7 +125,7 @@ export async function createTargetGuard(browser: Browser, log: Logger): Promise<
     if (unwanted) {
       policy.onBlocked?.({ url: info.url || 'about:blank', reason: 'this page may not open windows', kind: 'Popup' })
       refuseAll.add(event.sessionId)
-    }
+    } else if (info.type === 'page' && opened) policy.onPopup?.()
     const steps: Array<Promise<unknown>> = []
     if (['page', 'iframe', 'service_worker', 'shared_worker'].includes(info.type)) {
       intercept(session, info)

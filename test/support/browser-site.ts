@@ -92,8 +92,7 @@ export async function startBrowserSite(victimPort: number): Promise<LocalWeb> {
         () => send(response, page('Bad upload', '<p>Could not read the form.</p>'), 400),
       )
     },
-    '/report': (_request, response) =>
-      send(response, page('Reports', '<a href="/report.csv">Download the report</a>')),
+    '/report': (_request, response) => send(response, page('Reports', '<a href="/report.csv">Download the report</a>')),
     '/report.csv': (_request, response) => {
       response.writeHead(200, {
         'content-type': 'text/csv',
@@ -130,13 +129,30 @@ export async function startBrowserSite(victimPort: number): Promise<LocalWeb> {
         ),
       ),
     '/console': (_request, response) =>
-      send(response, page('Console', `<script>console.log('hello from the page'); console.error('something broke')</script>`)),
+      send(
+        response,
+        page('Console', `<script>console.log('hello from the page'); console.error('something broke')</script>`),
+      ),
     '/slow-text': (_request, response) =>
       send(
         response,
-        page('Slow', `<p id="status">Loading…</p><script>setTimeout(() => { document.getElementById('status').textContent = 'Ready now' }, 400)</script>`),
+        page(
+          'Slow',
+          `<p id="status">Loading…</p><script>setTimeout(() => { document.getElementById('status').textContent = 'Ready now' }, 400)</script>`,
+        ),
       ),
     '/local-file': (_request, response) =>
-      send(response, page('Local', '<a href="file:///etc/passwd">passwords</a> <a href="chrome://version">version</a>')),
+      send(
+        response,
+        page('Local', '<a href="file:///etc/passwd">passwords</a> <a href="chrome://version">version</a>'),
+      ),
   })
+}
+
+/** The ref of the first snapshot line with this role whose name contains the text. */
+export function refFor(snapshot: string, role: string, name: string): string {
+  const line = snapshot.split('\n').find((candidate) => candidate.includes(`- ${role} `) && candidate.includes(name))
+  const ref = line && /\[ref=(e\d+)\]/.exec(line)?.[1]
+  if (!ref) throw new Error(`no ${role} "${name}" with a ref in:\n${snapshot}`)
+  return ref
 }

@@ -1,27 +1,12 @@
-import { mkdir, writeFile } from 'node:fs/promises'
-import { dirname, join } from 'node:path'
 import type { KeyInput } from 'puppeteer-core'
 import { ToolError } from '../../core/errors'
-import type { Downloads } from './downloads'
-import { box, call, centre, focusForTyping, isFileInput, resolveRef, selectOptions } from './elements'
+import { call, centre, focusForTyping, resolveRef, selectOptions } from './elements'
+import { createFileActions } from './file-actions'
+import type { ActionDeps, ClickOptions } from './kit'
 import { createRunner } from './runner'
-import type { SessionLimits } from './session'
 import { type AxNode, cutSnapshot, formatSnapshot } from './snapshot'
 import type { Tab } from './tab'
-import type { BlockedRequest, BrowserSession, DialogReport, PageState, TabInfo } from './types'
-
-export interface ActionDeps {
-  tab(): Tab
-  tabs(): readonly Tab[]
-  current(): number
-  select(index: number): void
-  drain(): { blocked: BlockedRequest[]; dialogs: DialogReport[] }
-  folder: string
-  downloads: Downloads
-  limits: SessionLimits
-  ended(): string | undefined
-  sessionId: string
-}
+import type { BrowserSession, PageState, TabInfo } from './types'
 
 type Actions = Omit<BrowserSession, 'id' | 'console'>
 
@@ -67,8 +52,10 @@ export function createActions(deps: ActionDeps): Actions {
       const tab = deps.tab()
       const since = Date.now()
       await work(tab)
-      // The action may have opened a tab, which is now the current one.
-      await deps.tab().quiet(since, settleCapMs)
+      await tab.quiet(since, settleCapMs)
+      // The action may have opened a tab, which is now the current one: let it load too.
+      await deps.adopted()
+      if (deps.tab() !== tab) await deps.tab().quiet(since, settleCapMs)
       return state()
     })
   }
@@ -94,7 +81,7 @@ export function createActions(deps: ActionDeps): Actions {
     }
   }
 
-  async function click(tab: Tab, ref: string, options: { double?: boolean; button?: 'left' | 'right' | 'middle' }) {
+  async function click(tab: Tab, ref: string, options: ClickOptions = {}) {
     const element = await resolveRef(tab, ref)
     const point = await centre(tab, element, ref)
     await tab.page.mouse.click(point.x, point.y, {
@@ -105,13 +92,8 @@ export function createActions(deps: ActionDeps): Actions {
 
   return {
     navigate: (url) =>
-      act((tab) =>
-        navigation(() => tab.page.goto(url, { waitUntil: 'load', timeout: deps.limits.actionMs })),
-      ),
-    back: () =>
-      act((tab) =>
-        navigation(() => tab.page.goBack({ waitUntil: 'load', timeout: deps.limits.actionMs })),
-      ),
+      act((tab) => navigation(() => tab.page.goto(url, { waitUntil: 'load', timeout: deps.limits.actionMs }))),
+    back: () => act((tab) => navigation(() => tab.page.goBack({ waitUntil: 'load', timeout: deps.limits.actionMs }))),
     state: (snapshotChars) => run(() => state(snapshotChars)),
     click: (ref, options = {}) => act((tab) => click(tab, ref, options)),
     hover: (ref) =>
@@ -171,12 +153,18 @@ export function createActions(deps: ActionDeps): Actions {
           return
         }
         for (;;) {
+          // biome-ignore lint/performance/useDomNodeTextContent: visible text is what "appears" means
           const body = await tab.page.evaluate(() => document.body?.innerText ?? '').catch(() => '')
-          if ((text === undefined || body.includes(text)) && (textGone === undefined || !body.includes(textGone))) return
+          if ((text === undefined || body.includes(text)) && (textGone === undefined || !body.includes(textGone)))
+            return
           if (Date.now() >= until) {
-            throw new ToolError('timeout', `The text ${JSON.stringify(text ?? textGone)} did not ${text ? 'appear' : 'go'} in time.`, {
-              hint: 'Check the snapshot for what the page shows, or wait longer (seconds).',
-            })
+            throw new ToolError(
+              'timeout',
+              `The text ${JSON.stringify(text ?? textGone)} did not ${text ? 'appear' : 'go'} in time.`,
+              {
+                hint: 'Check the snapshot for what the page shows, or wait longer (seconds).',
+              },
+            )
           }
           await new Promise((resolve) => setTimeout(resolve, 100))
         }
@@ -188,68 +176,15 @@ export function createActions(deps: ActionDeps): Actions {
           await tab.cdp.send('DOM.scrollIntoViewIfNeeded', { backendNodeId: element.backendNodeId })
         } else await tab.page.mouse.wheel({ deltaX: target.x, deltaY: target.y })
       }),
-    screenshot: ({ ref, fullPage, format }) =>
-      run(async () => {
-        const tab = deps.tab()
-        const clip = ref ? await box(tab, await resolveRef(tab, ref)) : undefined
-        const bytes = await tab.page.screenshot({
-          type: format,
-          ...(format === 'jpeg' ? { quality: 80 } : {}),
-          ...(clip ? { clip, captureBeyondViewport: true } : { fullPage }),
-        })
-        return new Uint8Array(bytes)
-      }),
-    pdf: () => run(async () => new Uint8Array(await deps.tab().page.pdf({ printBackground: true, timeout: 0 }))),
-    upload: (ref, files) =>
-      act(async (tab) => {
-        const element = await resolveRef(tab, ref)
-        const kind = await call<string>(tab, element, isFileInput)
-        if (!kind) {
-          throw new ToolError('conflict', `The element ${ref} is not a file input.`, {
-            hint: 'Use the ref of the file input ("Choose File" button) from the snapshot.',
-            details: { field: 'ref' },
-          })
-        }
-        if (kind === 'single' && files.length > 1) {
-          throw new ToolError('validation', `The file input ${ref} takes one file, not ${files.length}.`, {
-            hint: 'Send one path.',
-            details: { field: 'paths' },
-          })
-        }
-        const paths: string[] = []
-        for (const [index, file] of files.entries()) {
-          // The page sees the file's name; on disk it lives in the session's folder under a fixed one.
-          const path = join(deps.folder, `upload-${Date.now()}-${index}`, file.name)
-          await mkdir(dirname(path), { recursive: true })
-          await writeFile(path, file.bytes)
-          paths.push(path)
-        }
-        await tab.cdp.send('DOM.setFileInputFiles', { files: paths, backendNodeId: element.backendNodeId })
-      }),
-    download: async (ref, maxBytes) => {
-      let file: Awaited<ReturnType<Downloads['next']>> | undefined
-      const state = await act(async (tab) => {
-        const before = deps.downloads.count
-        if (ref !== undefined) {
-          await click(tab, ref, {})
-          file = await deps.downloads.next(before, deps.limits.actionMs - 1_000)
-        } else {
-          file = (await deps.downloads.last()) ?? (await deps.downloads.next(before, deps.limits.actionMs - 1_000))
-        }
-      })
-      if (!file) throw new Error('no download')
-      if (file.bytes.byteLength > maxBytes) {
-        throw new ToolError('size_exceeded', `The download is larger than ${maxBytes} bytes.`, {
-          hint: 'Only files within the file size limit can be saved.',
-        })
-      }
-      return { file: { name: file.name, mimeType: 'application/octet-stream', bytes: file.bytes }, state }
-    },
+    ...createFileActions(deps, { run, act, click }),
     selectTab: (index) =>
       run(async () => {
         if (!deps.tabs()[index]) throw noTab(index, deps.tabs().length)
         deps.select(index)
-        await deps.tab().page.bringToFront().catch(() => {})
+        await deps
+          .tab()
+          .page.bringToFront()
+          .catch(() => {})
         return state()
       }),
     closeTab: (index) =>

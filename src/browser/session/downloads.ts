@@ -55,7 +55,7 @@ export async function createDownloads(
   })
   session.on('Browser.downloadProgress', (event: { guid: string; receivedBytes: number; state: Entry['state'] }) => {
     const entry = entries.get(event.guid)
-    if (!entry || entry.state !== 'inProgress') return
+    if (entry?.state !== 'inProgress') return
     if (event.receivedBytes > maxBytes) {
       entry.state = 'tooLarge'
       void session.send('Browser.cancelDownload', { guid: event.guid, browserContextId: context.id }).catch(() => {})

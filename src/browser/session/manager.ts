@@ -67,7 +67,9 @@ export function createBrowserSessions(options: SessionManagerOptions): BrowserSe
       clearInterval(sweeper)
       sweeper = undefined
     }
-    await entry.session?.dispose().catch((error: unknown) => log.warn('closing a browser session failed', { cause: String(error) }))
+    await entry.session
+      ?.dispose()
+      .catch((error: unknown) => log.warn('closing a browser session failed', { cause: String(error) }))
   }
 
   function sweep(): void {
@@ -81,7 +83,9 @@ export function createBrowserSessions(options: SessionManagerOptions): BrowserSe
   }
 
   function retryAfter(entries: Held[]): string {
-    const soonest = Math.min(...entries.map((entry) => Math.min(entry.lastUsed + settings.idleMs, entry.openedAt + settings.maxLifeMs)))
+    const soonest = Math.min(
+      ...entries.map((entry) => Math.min(entry.lastUsed + settings.idleMs, entry.openedAt + settings.maxLifeMs)),
+    )
     return String(Math.max(1, Math.ceil((soonest - now()) / 1000)))
   }
 
@@ -95,10 +99,14 @@ export function createBrowserSessions(options: SessionManagerOptions): BrowserSe
   function find(tenant: string, id: string): Held {
     const match = idPattern.exec(id)
     if (match && match[1] !== instanceId) {
-      throw new ToolError('unavailable', `The browser session ${id} is held by instance ${match[1]}, not this one (${instanceId}).`, {
-        hint: 'Send every call of a session to the instance named in its session_id (the load balancer routes on it); or open a new session here.',
-        details: { field: 'session_id', instance: match[1] },
-      })
+      throw new ToolError(
+        'unavailable',
+        `The browser session ${id} is held by instance ${match[1]}, not this one (${instanceId}).`,
+        {
+          hint: 'Send every call of a session to the instance named in its session_id (the load balancer routes on it); or open a new session here.',
+          details: { field: 'session_id', instance: match[1] },
+        },
+      )
     }
     const entry = held.get(id)
     if (entry?.tenant === tenant && entry.session) return entry
@@ -134,6 +142,21 @@ export function createBrowserSessions(options: SessionManagerOptions): BrowserSe
     })
   }
 
+  /** Throws unless the tenant may open a session now: sessions off (Lambda), or a limit reached (429). */
+  function admits(tenant: string): void {
+    if (settings.maxSessions === 0) {
+      throw new ToolError('unavailable', 'Browser sessions are turned off on this deployment.', {
+        hint: 'They need a long-lived instance (the Node server or its Docker image, with TOOLPORT_BROWSER_SESSIONS above 0); on AWS Lambda a session cannot outlive one invocation. Use screenshot or web_fetch with render for one-shot pages.',
+      })
+    }
+    const all = [...held.values()]
+    if (all.length >= settings.maxSessions)
+      throw limitReached(`This instance has its ${settings.maxSessions} browser sessions open.`, all)
+    const own = all.filter((entry) => entry.tenant === tenant)
+    if (own.length >= settings.maxPerTenant)
+      throw limitReached(`You have ${settings.maxPerTenant} browser sessions open, the most allowed.`, own)
+  }
+
   function summaryOf(id: string, entry: Held): SessionSummary {
     return {
       session_id: id,
@@ -149,24 +172,19 @@ export function createBrowserSessions(options: SessionManagerOptions): BrowserSe
     get open_count() {
       return held.size
     },
+    admits,
     async open(tenant, openOptions) {
-      if (settings.maxSessions === 0) {
-        throw new ToolError('unavailable', 'Browser sessions are turned off on this deployment.', {
-          hint: 'They need a long-lived instance (the Node server or its Docker image, with TOOLPORT_BROWSER_SESSIONS above 0); on AWS Lambda a session cannot outlive one invocation. Use screenshot or web_fetch with render for one-shot pages.',
-        })
-      }
-      const all = [...held.values()]
-      if (all.length >= settings.maxSessions)
-        throw limitReached(`This instance has its ${settings.maxSessions} browser sessions open.`, all)
-      const own = all.filter((entry) => entry.tenant === tenant)
-      if (own.length >= settings.maxPerTenant)
-        throw limitReached(`You have ${settings.maxPerTenant} browser sessions open, the most allowed.`, own)
+      admits(tenant)
       const id = `bs-${instanceId}-${randomBytes(12).toString('hex')}`
       const entry: Held = { tenant, session: undefined, openedAt: now(), lastUsed: now(), busy: 1 }
       held.set(id, entry)
       try {
         const host = await options.host()
-        const limits = { maxPages: settings.maxPages, actionMs: settings.actionMs, maxDownloadBytes: options.maxDownloadBytes }
+        const limits = {
+          maxPages: settings.maxPages,
+          actionMs: settings.actionMs,
+          maxDownloadBytes: options.maxDownloadBytes,
+        }
         const session = await openSession(id, host, openOptions, limits, (reason) => void end(id, reason))
         if (!held.has(id)) {
           await session.dispose()

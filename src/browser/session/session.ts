@@ -8,17 +8,11 @@ import { createActions } from './actions'
 import { createDownloads } from './downloads'
 import { endedError } from './runner'
 import { openTab, type Tab } from './tab'
-import type { BrowserSession, ConsoleMessage, DialogReport, SessionOpenOptions } from './types'
+import type { BrowserSession, ConsoleMessage, DialogReport, SessionLimits, SessionOpenOptions } from './types'
 
 export interface SessionHost {
   browser: Browser
   guard: TargetGuard
-}
-
-export interface SessionLimits {
-  maxPages: number
-  actionMs: number
-  maxDownloadBytes: number
 }
 
 /** A live session as the manager holds it: the tools' face, and what only the manager may do. */
@@ -51,6 +45,9 @@ export async function openSession(
   const tabs: Tab[] = []
   const adopting = new Map<Page, Promise<Tab | undefined>>()
   let current = 0
+  // Windows the page opened (told by the guard at once) and those taken in as tabs since.
+  let popupsOpened = 0
+  let popupsTaken = 0
   let ended: string | undefined
   let disposed = false
 
@@ -59,6 +56,9 @@ export async function openSession(
     popups: 'allow',
     onBlocked: (request) => {
       if (blocked.length < 100) blocked.push(request)
+    },
+    onPopup: () => {
+      popupsOpened++
     },
   })
 
@@ -90,7 +90,9 @@ export async function openSession(
   function adopt(page: Page): Promise<Tab | undefined> {
     let adopted = adopting.get(page)
     if (adopted) return adopted
+    const popup = tabs.length > 0
     adopted = (async () => {
+      if (popup) popupsTaken++
       if (tabs.length >= limits.maxPages) {
         blocked.push({ url: page.url(), reason: `this session has its ${limits.maxPages} tabs already`, kind: 'Popup' })
         await page.close().catch(() => {})
@@ -144,6 +146,12 @@ export async function openSession(
       current = index
     },
     drain: () => ({ blocked: blocked.splice(0), dialogs: dialogs.splice(0) }),
+    adopted: async () => {
+      // Puppeteer reports a new window only once it has set it up: wait for it, within a bound.
+      const until = Date.now() + 3_000
+      while (popupsTaken < popupsOpened && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 10))
+      await Promise.all(adopting.values())
+    },
     folder,
     downloads,
     limits,

@@ -17,6 +17,15 @@ export interface SessionOpenOptions {
   checkRequest(url: string): Promise<void>
 }
 
+export interface SessionLimits {
+  /** Tabs a session may have. */
+  maxPages: number
+  /** Deadline of one action. */
+  actionMs: number
+  /** Largest download kept. */
+  maxDownloadBytes: number
+}
+
 export interface TabInfo {
   index: number
   url: string
@@ -89,6 +98,8 @@ export interface SessionSummary {
 }
 
 export interface BrowserSessions {
+  /** Throws unless the tenant may open a session now (sessions off: 503; a limit reached: 429). */
+  admits(tenant: string): void
   /** Opens a session for the tenant; 429 past the instance's or the tenant's limit. */
   open(tenant: string, options: SessionOpenOptions): Promise<{ session: BrowserSession; summary: SessionSummary }>
   /** The tenant's session (and its life renewed); 404 for another tenant's or an unknown one. */

@@ -3,7 +3,7 @@ import { baseNameOf, extensionOf } from '../../core/mime'
 import { fileOutput, saveOutputFile } from '../../downloads/handoff'
 import { FileOutputFields, OutputPath } from '../../downloads/schemas'
 import { defineTool } from '../tool'
-import { answer, ElementNote, PageStateFields, PageStateOutput, Ref, session, SessionId } from './schemas'
+import { answer, ElementNote, PageStateFields, PageStateOutput, Ref, SessionId, session } from './schemas'
 
 function suggested(url: string): string {
   try {

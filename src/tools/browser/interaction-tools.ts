@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { defineTool } from '../tool'
-import { answer, ElementNote, PageStateOutput, Ref, session, SessionId } from './schemas'
+import { answer, ElementNote, PageStateOutput, Ref, SessionId, session } from './schemas'
 
 const Target = { session_id: SessionId, element: ElementNote, ref: Ref }
 

@@ -2,7 +2,7 @@ import { z } from 'zod'
 import { ToolError } from '../../core/errors'
 import { defineTool } from '../tool'
 import { requireHttp } from '../web/http-fetch'
-import { answer, ElementNote, PageStateOutput, Ref, session, SessionId, SnapshotChars } from './schemas'
+import { answer, ElementNote, PageStateOutput, Ref, SessionId, SnapshotChars, session } from './schemas'
 
 export const browserNavigate = defineTool({
   name: 'browser_navigate',
@@ -59,7 +59,6 @@ export const browserWaitFor = defineTool({
     })
     .refine((input) => input.text !== undefined || input.text_gone !== undefined || input.time !== undefined, {
       message: 'give text, text_gone or time',
-      path: ['text'],
     }),
   output: PageStateOutput,
   async run(input, context) {
@@ -77,16 +76,16 @@ export const browserScroll = defineTool({
   title: 'Scroll',
   description: 'Scroll the current tab by x/y pixels (a mouse wheel), or until the element ref is in view.',
   effect: 'external',
-  input: z
-    .strictObject({
-      session_id: SessionId,
-      ref: Ref.optional(),
-      element: ElementNote,
-      x: z.number().int().min(-100_000).max(100_000).default(0).describe('Pixels to the right (negative: left).'),
-      y: z.number().int().min(-100_000).max(100_000).default(0).describe('Pixels down (negative: up).'),
-    }),
+  input: z.strictObject({
+    session_id: SessionId,
+    ref: Ref.optional(),
+    element: ElementNote,
+    x: z.number().int().min(-100_000).max(100_000).default(0).describe('Pixels to the right (negative: left).'),
+    y: z.number().int().min(-100_000).max(100_000).default(0).describe('Pixels down (negative: up).'),
+  }),
   output: PageStateOutput,
   async run(input, context) {
+    const browser = session(context, input.session_id)
     if (input.ref === undefined && input.x === 0 && input.y === 0) {
       throw new ToolError('validation', 'Nothing to scroll: give ref, or x or y.', {
         hint: 'Send y: 600 to scroll down a screen, or the ref of an element to bring into view.',
@@ -94,6 +93,6 @@ export const browserScroll = defineTool({
       })
     }
     const target = input.ref !== undefined ? { ref: input.ref } : { x: input.x, y: input.y }
-    return answer(input.session_id, await session(context, input.session_id).scroll(target))
+    return answer(input.session_id, await browser.scroll(target))
   },
 })

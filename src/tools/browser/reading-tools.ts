@@ -1,7 +1,7 @@
 import { z } from 'zod'
 import { ToolError } from '../../core/errors'
 import { defineTool } from '../tool'
-import { requireSessions, session, SessionId } from './schemas'
+import { requireSessions, SessionId, session } from './schemas'
 
 export const browserConsole = defineTool({
   name: 'browser_console',

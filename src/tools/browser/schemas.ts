@@ -39,7 +39,9 @@ export const PageStateFields = {
   tabs: z.array(z.object({ index: z.number().int(), url: z.string(), title: z.string(), current: z.boolean() })),
   blocked: z
     .array(BlockedRequest)
-    .describe('Requests and windows refused since the last answer (private, loopback and metadata addresses, other schemes).'),
+    .describe(
+      'Requests and windows refused since the last answer (private, loopback and metadata addresses, other schemes).',
+    ),
   dialogs: z
     .array(z.object({ type: z.string(), message: z.string(), action: z.enum(['dismissed', 'accepted']) }))
     .describe('Dialogs (alert, confirm, prompt, beforeunload) handled since the last answer.'),
@@ -68,7 +70,9 @@ export function answer(sessionId: string, state: PageState) {
     state.snapshot_truncated
       ? 'The snapshot was cut; call browser_snapshot with a larger max_chars (up to 90,000) to see the rest.'
       : '',
-    state.blocked.length > 0 ? 'Some requests were refused (see blocked): private and metadata addresses cannot be reached.' : '',
+    state.blocked.length > 0
+      ? 'Some requests were refused (see blocked): private and metadata addresses cannot be reached.'
+      : '',
   ].filter(Boolean)
   return { session_id: sessionId, ...state, ...(hints.length > 0 ? { hint: hints.join(' ') } : {}) }
 }

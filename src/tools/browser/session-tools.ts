@@ -1,8 +1,8 @@
 import { z } from 'zod'
 import { ToolError } from '../../core/errors'
-import { requireHttp } from '../web/http-fetch'
 import { defineTool } from '../tool'
-import { answer, PageStateFields, requireSessions, session, SessionId, SnapshotChars } from './schemas'
+import { requireHttp } from '../web/http-fetch'
+import { answer, PageStateFields, requireSessions, SessionId, SnapshotChars, session } from './schemas'
 
 const userAgents = {
   default: undefined,
@@ -45,6 +45,7 @@ export const browserOpen = defineTool({
   async run(input, context) {
     const sessions = requireSessions(context)
     const http = requireHttp(context.http)
+    sessions.admits(context.workspace.tenant)
     if (input.url !== undefined) await http.check(input.url)
     const { session: opened, summary } = await sessions.open(context.workspace.tenant, {
       viewport: input.viewport,
@@ -72,7 +73,12 @@ export const browserClose = defineTool({
   effect: 'write',
   input: z.strictObject({
     session_id: SessionId,
-    tab: z.number().int().min(0).optional().describe('Index of one tab to close (see browser_tabs); omit to end the session.'),
+    tab: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .describe('Index of one tab to close (see browser_tabs); omit to end the session.'),
   }),
   output: z.object({
     session_id: z.string(),
