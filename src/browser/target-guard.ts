@@ -131,6 +131,18 @@ export async function createTargetGuard(browser: Browser, log: Logger): Promise<
       intercept(session, info)
       steps.push(session.send('Fetch.enable', { patterns: [{ urlPattern: '*', requestStage: 'Request' }] }))
     }
+    // WebSockets never reach Fetch: the egress proxy refuses them; this reports those it sees refused
+    // (best effort: one a script opens before the target is attached is refused but not reported).
+    if (policy.onBlocked && ['page', 'iframe', 'worker', 'service_worker', 'shared_worker'].includes(info.type)) {
+      session.on('Network.webSocketCreated', (socket: { url: string }) => {
+        const asHttp = socket.url.replace(/^ws(s?):/i, 'http$1:')
+        void decide(asHttp, policyOf(info)).then((reason) => {
+          if (reason !== undefined) policyOf(info).onBlocked?.({ url: socket.url, reason, kind: 'WebSocket' })
+        })
+      })
+      // Not awaited: a paused renderer answers Network.enable only once it runs.
+      void session.send('Network.enable').catch(() => {})
+    }
     // Frames in their own process and workers started by this target are attached the same way.
     if (info.type !== 'service_worker') {
       session.on('Target.attachedToTarget', (child: AttachedEvent) => void attached(session, child))

@@ -120,6 +120,19 @@ export async function startBrowserSite(victimPort: number): Promise<LocalWeb> {
           </script>`,
         ),
       ),
+    '/popups': (_request, response) =>
+      send(
+        response,
+        page(
+          'Popups',
+          `<script>
+            window.open('http://127.0.0.1:${victimPort}/popup')
+            const w = window.open('about:blank')
+            try { w.fetch('http://127.0.0.1:${victimPort}/popup-fetch').catch(() => {}) } catch (e) {}
+            try { new w.WebSocket('ws://127.0.0.1:${victimPort}/popup-socket') } catch (e) {}
+          </script><p>Opened two windows</p>`,
+        ),
+      ),
     '/dialogs': (_request, response) =>
       send(
         response,

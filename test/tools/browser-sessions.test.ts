@@ -135,6 +135,17 @@ describe('what a session may not reach', () => {
       ]),
     )
     expect(sneaky.hint).toContain('refused')
+    expect(sneaky.blocked).toContainEqual(
+      expect.objectContaining({ url: `ws://127.0.0.1:${victim.port}/socket`, kind: 'WebSocket' }),
+    )
+
+    // Windows the page opens live on as tabs, under the same checks (popups, and a window scripted by its opener).
+    const popups = await ok('browser_navigate', { session_id: id, url: `${site.url}/popups` })
+    const popupBlocked = popups.blocked.map((request: { url: string }) => request.url)
+    expect(popupBlocked).toEqual(
+      expect.arrayContaining([`http://127.0.0.1:${victim.port}/popup`, `http://127.0.0.1:${victim.port}/popup-fetch`]),
+    )
+    expect(popups.tabs.length).toBeGreaterThan(1)
 
     for (const url of ['file:///etc/passwd', 'chrome://version', 'javascript:alert(1)', 'http://169.254.169.254/']) {
       const refused = await server.call('browser_navigate', { session_id: id, url })
