@@ -68,19 +68,29 @@ export function createChromiumBrowser(options: ChromiumOptions): ChromiumBrowser
   let closed = false
   let proxy: Promise<EgressProxy> | undefined
 
+  // A page can try thousands of connections a second: at most 10 refusals a minute reach the log.
+  let refusalWindow = 0
+  let refusalsLogged = 0
+  function logRefusal(target: string, error: unknown): void {
+    const minute = Math.floor(Date.now() / 60_000)
+    if (minute !== refusalWindow) {
+      refusalWindow = minute
+      refusalsLogged = 0
+    }
+    if (++refusalsLogged > 10) return
+    options.log.info('browser connection refused', {
+      target,
+      cause: error instanceof Error ? error.message : String(error),
+      ...(refusalsLogged === 10 ? { note: 'further refusals this minute are not logged' } : {}),
+    })
+  }
+
   async function launch(): Promise<Running> {
     const puppeteer = await import('puppeteer-core')
     const system = options.executablePath !== undefined
     const executablePath = options.executablePath ?? (await extractChromium())
     // One proxy for the service's lifetime: a relaunched browser gets the same one.
-    proxy ??= startEgressProxy({
-      resolve: options.egress,
-      onRefused: (target, error) =>
-        options.log.info('browser connection refused', {
-          target,
-          cause: error instanceof Error ? error.message : String(error),
-        }),
-    })
+    proxy ??= startEgressProxy({ resolve: options.egress, onRefused: logRefusal })
     const egress = await proxy
     const args = [
       ...(system

@@ -95,6 +95,11 @@ export function createActions(deps: ActionDeps): Actions {
       act((tab) => navigation(() => tab.page.goto(url, { waitUntil: 'load', timeout: deps.limits.actionMs }))),
     back: () => act((tab) => navigation(() => tab.page.goBack({ waitUntil: 'load', timeout: deps.limits.actionMs }))),
     state: (snapshotChars) => run(() => state(snapshotChars)),
+    location: () =>
+      run(async () => {
+        const tab = deps.tab()
+        return { url: tab.page.url(), title: await pageTitle(tab) }
+      }),
     click: (ref, options = {}) => act((tab) => click(tab, ref, options)),
     hover: (ref) =>
       act(async (tab) => {

@@ -121,7 +121,8 @@ export async function openSession(
       .then((page) => (page ? adopt(page) : undefined))
       .catch(() => {})
   })
-  host.browser.once('disconnected', () => end('the browser stopped'))
+  const stopped = () => end('the browser stopped')
+  host.browser.once('disconnected', stopped)
 
   const first = await adopt(await context.newPage())
   if (!first) throw new Error('the first tab could not be opened')
@@ -169,6 +170,7 @@ export async function openSession(
     async dispose() {
       if (disposed) return
       disposed = true
+      host.browser.off('disconnected', stopped)
       release()
       await downloads.close()
       await context.close().catch(() => {})

@@ -72,6 +72,8 @@ export interface BrowserSession {
   navigate(url: string): Promise<PageState>
   back(): Promise<PageState>
   state(snapshotChars?: number): Promise<PageState>
+  /** Where the current tab is, without a snapshot (and without taking the reports an action answers). */
+  location(): Promise<{ url: string; title: string }>
   click(ref: string, options?: { double?: boolean; button?: 'left' | 'right' | 'middle' }): Promise<PageState>
   type(ref: string, text: string, submit: boolean): Promise<PageState>
   selectOption(ref: string, values: string[]): Promise<PageState>

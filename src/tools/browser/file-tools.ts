@@ -43,7 +43,7 @@ export const browserScreenshot = defineTool({
       fullPage: input.full_page,
       format: input.format,
     })
-    const state = await browser.state(500)
+    const state = await browser.location()
     const file = await saveOutputFile(context, {
       outputPath: input.output_path,
       suggestedName: suggested(state.url),
@@ -70,7 +70,7 @@ export const browserPdf = defineTool({
   async run(input, context) {
     const browser = session(context, input.session_id)
     const bytes = await browser.pdf()
-    const state = await browser.state(500)
+    const state = await browser.location()
     const file = await saveOutputFile(context, {
       outputPath: input.output_path,
       suggestedName: state.title || suggested(state.url),
