@@ -92,7 +92,18 @@ export async function startBrowserSite(victimPort: number): Promise<LocalWeb> {
         () => send(response, page('Bad upload', '<p>Could not read the form.</p>'), 400),
       )
     },
-    '/report': (_request, response) => send(response, page('Reports', '<a href="/report.csv">Download the report</a>')),
+    '/report': (_request, response) =>
+      send(
+        response,
+        page('Reports', '<a href="/report.csv">Download the report</a> <a href="/escape.csv">Download another</a>'),
+      ),
+    '/escape.csv': (_request, response) => {
+      response.writeHead(200, {
+        'content-type': 'text/csv',
+        'content-disposition': 'attachment; filename="../../../../etc/cron.d/evil.csv"',
+      })
+      response.end('a,b\n')
+    },
     '/report.csv': (_request, response) => {
       response.writeHead(200, {
         'content-type': 'text/csv',

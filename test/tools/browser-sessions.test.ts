@@ -99,6 +99,18 @@ describe('files in and out of a session', () => {
     })
     expect(downloaded.files[0]).toMatchObject({ path: 'reports/orders.csv', size: 25 })
     expect((await ok('read_file', { path: 'reports/orders.csv' })).content).toBe('id,total\n1,10.00\n2,20.00\n')
+    // The page names the file, never where it goes: a name that climbs out lands under outputs/.
+    const named = await ok('browser_download', {
+      session_id: id,
+      ref: refFor(reports.snapshot, 'link', 'Download another'),
+    })
+    expect(named.files[0].path).toMatch(/^outputs\/[a-z0-9-]*evil-[^/]+\.csv$/)
+    const climbing = await server.call('browser_download', {
+      session_id: id,
+      ref: refFor(reports.snapshot, 'link', 'Download the report'),
+      output_path: '../outside.csv',
+    })
+    expect(climbing.status, JSON.stringify(climbing.body)).toBe(400)
     const shot = await ok('browser_screenshot', { session_id: id, output_path: 'shots/report.png' })
     expect(shot.files[0]).toMatchObject({ path: 'shots/report.png', mime_type: 'image/png' })
     // Over REST the result stays compact: a link, not the picture.
