@@ -131,6 +131,11 @@ export async function startBrowserSite(victimPort: number): Promise<LocalWeb> {
           </script>`,
         ),
       ),
+    '/framed': (_request, response) =>
+      send(
+        response,
+        page('Framed', '<h1>Shop</h1><iframe src="/login" title="Sign-in frame" width="600" height="300"></iframe>'),
+      ),
     '/popups': (_request, response) =>
       send(
         response,

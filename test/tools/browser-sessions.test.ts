@@ -63,6 +63,27 @@ describe('a browser session over REST', () => {
   })
 })
 
+describe('frames', () => {
+  it('shows a frame of the page in the snapshot, and its fields take refs like any other', {
+    timeout: 60_000,
+  }, async () => {
+    const framed = await ok('browser_open', { url: `${site.url}/framed` })
+    const id = framed.session_id
+    expect(framed.snapshot).toMatch(/- Iframe[^\n]*\n\s+- heading "Sign in"/)
+    await ok('browser_type', { session_id: id, ref: refFor(framed.snapshot, 'textbox', 'User name'), text: 'alice' })
+    await ok('browser_type', {
+      session_id: id,
+      ref: refFor(framed.snapshot, 'textbox', 'Password'),
+      text: 'wonderland',
+    })
+    await ok('browser_click', { session_id: id, ref: refFor(framed.snapshot, 'button', 'Sign in') })
+    const after = await ok('browser_wait_for', { session_id: id, text: 'Welcome, alice', time: 10 })
+    expect(after.url).toBe(`${site.url}/framed`)
+    expect(after.snapshot).toContain('Welcome, alice')
+    await ok('browser_close', { session_id: id })
+  })
+})
+
 describe('files in and out of a session', () => {
   it('uploads a workspace file through a form with a select', { timeout: 60_000 }, async () => {
     await ok('write_file', { path: 'docs/note.txt', content: 'twelve bytes' })

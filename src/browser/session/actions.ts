@@ -4,8 +4,8 @@ import { call, centre, focusForTyping, resolveRef, selectOptions } from './eleme
 import { createFileActions } from './file-actions'
 import type { ActionDeps, ClickOptions } from './kit'
 import { createRunner } from './runner'
-import { type AxNode, cutSnapshot, formatSnapshot } from './snapshot'
 import type { Tab } from './tab'
+import { snapshotOf } from './tree'
 import type { BrowserSession, PageState, TabInfo } from './types'
 
 type Actions = Omit<BrowserSession, 'id' | 'console'>
@@ -34,8 +34,7 @@ export function createActions(deps: ActionDeps): Actions {
 
   async function state(snapshotChars = defaultSnapshotChars): Promise<PageState> {
     const tab = deps.tab()
-    const tree = (await tab.cdp.send('Accessibility.getFullAXTree')) as { nodes: AxNode[] }
-    const snapshot = cutSnapshot(formatSnapshot(tree.nodes), snapshotChars)
+    const snapshot = await snapshotOf(tab, snapshotChars)
     return {
       url: tab.page.url(),
       title: await pageTitle(tab),
@@ -158,8 +157,14 @@ export function createActions(deps: ActionDeps): Actions {
           return
         }
         for (;;) {
-          // biome-ignore lint/performance/useDomNodeTextContent: visible text is what "appears" means
-          const body = await tab.page.evaluate(() => document.body?.innerText ?? '').catch(() => '')
+          // The text of every frame counts: a form in a frame says "Welcome" there.
+          const texts = await Promise.all(
+            tab.page.frames().map((frame) =>
+              // biome-ignore lint/performance/useDomNodeTextContent: visible text is what "appears" means
+              frame.evaluate(() => document.body?.innerText ?? '').catch(() => ''),
+            ),
+          )
+          const body = texts.join('\n')
           if ((text === undefined || body.includes(text)) && (textGone === undefined || !body.includes(textGone)))
             return
           if (Date.now() >= until) {

@@ -29,23 +29,37 @@ export function parseRef(ref: string): number {
   return Number(match[1])
 }
 
-async function isolatedContext(tab: Tab): Promise<number> {
-  const frameId = (await tab.cdp.send('Page.getFrameTree')).frameTree.frame.id
-  const world = await tab.cdp.send('Page.createIsolatedWorld', { frameId, worldName: 'toolport' })
-  return world.executionContextId
+interface FrameTree {
+  frame: { id: string }
+  childFrames?: FrameTree[]
 }
 
-/** The element behind a ref in the tab's current document; 409 when it is gone. */
+function frameIds(tree: FrameTree): string[] {
+  return [tree.frame.id, ...(tree.childFrames ?? []).flatMap(frameIds)]
+}
+
+/** The element in toolport's isolated world of its frame: the main frame first, then the others. */
+async function resolveIsolated(tab: Tab, backendNodeId: number): Promise<string | undefined> {
+  const tree = (await tab.cdp.send('Page.getFrameTree')).frameTree as FrameTree
+  for (const frameId of frameIds(tree)) {
+    try {
+      const world = await tab.cdp.send('Page.createIsolatedWorld', { frameId, worldName: 'toolport' })
+      const resolved = await tab.cdp.send('DOM.resolveNode', {
+        backendNodeId,
+        executionContextId: world.executionContextId,
+      })
+      if (resolved.object.objectId) return resolved.object.objectId
+    } catch {
+      // Not in this frame's document (or the frame is in another process): try the next.
+    }
+  }
+  return undefined
+}
+
+/** The element behind a ref in the tab's current documents; 409 when it is gone. */
 export async function resolveRef(tab: Tab, ref: string): Promise<Element> {
   const backendNodeId = parseRef(ref)
-  let objectId: string | undefined
-  try {
-    const executionContextId = await isolatedContext(tab)
-    const resolved = await tab.cdp.send('DOM.resolveNode', { backendNodeId, executionContextId })
-    objectId = resolved.object.objectId
-  } catch {
-    throw stale(ref)
-  }
+  const objectId = await resolveIsolated(tab, backendNodeId).catch(() => undefined)
   if (!objectId) throw stale(ref)
   const connected = await call<boolean>(tab, { backendNodeId, objectId }, 'function () { return this.isConnected }')
   if (!connected) throw stale(ref)

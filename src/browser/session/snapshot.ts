@@ -80,8 +80,15 @@ function attributes(node: AxNode, ref: string | undefined): string {
   return parts.length > 0 ? ` ${parts.join(' ')}` : ''
 }
 
-/** The snapshot text of a whole tree (nodes as Accessibility.getFullAXTree lists them, root first). */
-export function formatSnapshot(nodes: readonly AxNode[]): string {
+/**
+ * The snapshot text of a whole tree (nodes as Accessibility.getFullAXTree lists them, root first).
+ * `frames` gives the trees of frames by the backend node id of their iframe element: they are shown
+ * under it, so the form in a frame can be filled like any other.
+ */
+export function formatSnapshot(
+  nodes: readonly AxNode[],
+  frames: ReadonlyMap<number, readonly AxNode[]> = new Map(),
+): string {
   const byId = new Map(nodes.map((node) => [node.nodeId, node]))
   const lines: string[] = []
   const root = nodes[0]
@@ -108,6 +115,14 @@ export function formatSnapshot(nodes: readonly AxNode[]): string {
     const before = lines.length
     lines.push(label)
     for (const child of children) walk(child, depth + 1, said)
+    const frame = node.backendDOMNodeId === undefined ? undefined : frames.get(node.backendDOMNodeId)
+    if (frame)
+      lines.push(
+        ...formatSnapshot(frame, frames)
+          .split('\n')
+          .filter(Boolean)
+          .map((line) => `${'  '.repeat(depth + 1)}${line}`),
+      )
     const hasChildren = lines.length > before + 1
     const suffix = value && value !== name ? `: ${JSON.stringify(value)}` : hasChildren ? ':' : ''
     lines[before] = `${label}${suffix}`
