@@ -75,6 +75,7 @@ export function createCaller(deps: CallerDeps): Caller {
       signal: call.signal,
       ...(call.emit ? { emit: call.emit } : {}),
       ...(call.origin ? { origin: call.origin } : {}),
+      ...(call.inlineImages ? { inlineImages: true } : {}),
     })
 
   const jobs = createCallJobs({

@@ -21,6 +21,8 @@ export interface Invocation {
   emit?: (event: ToolEvent) => void
   /** Origin of the request, so generated file links point back at this service. */
   origin?: string
+  /** See ToolContext.inlineImages. */
+  inlineImages?: boolean
 }
 
 /**
@@ -48,6 +50,7 @@ export async function invokeTool(invocation: Invocation): Promise<unknown> {
     ...invocation.services,
     emit: invocation.emit ?? (() => {}),
     ...(invocation.origin ? { origin: invocation.origin } : {}),
+    ...(invocation.inlineImages ? { inlineImages: true } : {}),
   }
   let output: unknown
   if (deadlineMs === undefined) {

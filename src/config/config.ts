@@ -1,6 +1,7 @@
 import { approvalSettings } from '../approvals/settings'
 import type { ApiKey } from '../auth/keys'
 import { authSettings } from '../auth/settings'
+import { browserSessionSettings } from '../browser/session/settings'
 import { browserSettings } from '../browser/settings'
 import { callSettings } from '../caller/settings'
 import { isLoopbackHost } from '../core/loopback'
@@ -42,6 +43,7 @@ export const settingsDeclarations = {
   search: searchSettings,
   environment: environmentSettings,
   browser: browserSettings,
+  browserSessions: browserSessionSettings,
   jobs: jobSettings,
   approvals: approvalSettings,
 } as const

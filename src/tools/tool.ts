@@ -25,6 +25,11 @@ export interface ToolContext extends ToolServices {
   emit: (event: ToolEvent) => void
   /** Origin of the HTTP request (e.g. http://127.0.0.1:8787), for links when no public URL is set. */
   origin?: string
+  /**
+   * The transport shows images to the model (MCP): a tool may add `image: { mime_type, data }` (base64)
+   * to its output, which the transport turns into an image content block. REST and SSE leave it unset.
+   */
+  inlineImages?: boolean
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: the catalog holds tools with different schemas

@@ -110,6 +110,7 @@ export async function startTestServer(
       folder?.close()
       await sources?.close()
       // A suite that rendered a PDF started Chromium: stop it with the server.
+      await node.services.browserSessions?.closeAll()
       await node.services.browser?.close()
       // Calls whose connections were just cut may still be finishing a write (and its lock) in the folder.
       await rm(dataDir, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 })

@@ -115,10 +115,12 @@ function createServer(
         workspaceId,
         origin: undefined,
         signal: AbortSignal.any([context.req.raw.signal, extra.signal]),
+        inlineImages: true,
       })
+      const { structured, images } = splitImages(output)
       return {
-        structuredContent: output as Record<string, unknown>,
-        content: [{ type: 'text', text: JSON.stringify(output) }, ...fileLinks(output)],
+        structuredContent: structured,
+        content: [{ type: 'text', text: JSON.stringify(structured) }, ...images, ...fileLinks(structured)],
       }
     } catch (error) {
       // A failed tool is a result the model reads (isError), not a protocol error: it can correct the call.
@@ -134,6 +136,16 @@ function parseInput(entry: McpEntry, args: Record<string, unknown>): unknown {
   const parsed = entry.tool.input.safeParse(input)
   if (!parsed.success) throw validationError(parsed.error, 'input')
   return parsed.data
+}
+
+const InlineImage = z.object({ mime_type: z.string(), data: z.string() })
+
+/** An output's `image` (a tool's picture for the model) becomes an image block, not JSON text. */
+function splitImages(output: unknown): { structured: Record<string, unknown>; images: ContentBlock[] } {
+  const { image, ...rest } = output as Record<string, unknown>
+  const parsed = InlineImage.safeParse(image)
+  if (!parsed.success) return { structured: output as Record<string, unknown>, images: [] }
+  return { structured: rest, images: [{ type: 'image', data: parsed.data.data, mimeType: parsed.data.mime_type }] }
 }
 
 const FileList = z.array(
