@@ -118,11 +118,12 @@ export function createShellService(options: ShellServiceOptions): ShellService {
 
   const startProcess = async (request: ProcessStartRequest): Promise<SandboxProcess> => {
     const start = options.sandbox.start?.bind(options.sandbox)
-    if (!start || !options.mirrorsRoot)
-      throw new Error(`the ${options.sandbox.executor} sandbox cannot keep a process running`)
+    if (!start) throw new Error(`the ${options.sandbox.executor} sandbox cannot keep a process running`)
     assertImage(options.sandbox, request.image)
     // Beside the workspace copies, never inside one: each process gets an empty folder of its own.
-    const parent = join(options.mirrorsRoot, '..', 'processes')
+    const parent = options.mirrorsRoot
+      ? join(options.mirrorsRoot, '..', 'processes')
+      : join(tmpdir(), 'toolport-processes')
     await mkdir(parent, { recursive: true, mode: 0o711 })
     const scratch = await mkdtemp(join(parent, 'process-'))
     if (options.owner) await chown(scratch, options.owner.uid, options.owner.gid)

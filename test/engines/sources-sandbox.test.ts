@@ -284,3 +284,37 @@ describe('the operator folder, live', () => {
     expect((await call('shout', {})).status).toBe(404)
   })
 })
+
+describe('a stdio mcp source where nothing stays warm (as on Lambda)', () => {
+  let lambdaLike: TestServer
+  let sources: string
+  beforeAll(async () => {
+    sources = await mkdtemp(join(tmpdir(), 'toolport-sources-cold-'))
+    // The process executor has no mounts: the program is named by its own path.
+    await writeFile(
+      join(sources, 'cold.json'),
+      JSON.stringify({
+        id: 'cold',
+        kind: 'mcp',
+        command: ['node', join(fixture.folder, 'server.mjs')],
+        timeout_seconds: 5,
+      }),
+    )
+    lambdaLike = await startTestServer(
+      { TOOLPORT_SOURCES_DIR: sources, TOOLPORT_SANDBOX: 'process' },
+      { shell: true, sourceRuntime: { keepWarm: false } },
+    )
+  }, 60_000)
+  afterAll(async () => {
+    await lambdaLike?.stop()
+    if (sources) await rm(sources, { recursive: true, force: true })
+  })
+
+  it('starts the server for each call and stops it after', async () => {
+    const first = await lambdaLike.call('cold_pid', {})
+    const second = await lambdaLike.call('cold_pid', {})
+    expect(first.status, JSON.stringify(first.body)).toBe(200)
+    expect(second.body.content).not.toBe(first.body.content)
+    expect((await lambdaLike.call('cold_add', { a: 1, b: 1 })).body).toEqual({ sum: 2 })
+  })
+})

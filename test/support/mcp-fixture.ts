@@ -69,6 +69,12 @@ export function createFixtureMcpServer(
       annotations: { readOnlyHint: true },
     },
     {
+      name: 'big',
+      description: 'Answers structured content of `chars` characters.',
+      inputSchema: { type: 'object', properties: { chars: { type: 'integer' } }, required: ['chars'] },
+      outputSchema: { type: 'object', properties: { data: { type: 'string' } }, required: ['data'] },
+    },
+    {
       name: 'pid',
       description: 'Answers which server process answers (an id made at its start).',
       inputSchema: { type: 'object', properties: {} },
@@ -124,6 +130,10 @@ export function createFixtureMcpServer(
           }
         }
         return text(`waited ${ms} ms`)
+      }
+      case 'big': {
+        const data = 'x'.repeat(Number(args.chars))
+        return { content: [{ type: 'text', text: 'big' }], structuredContent: { data } }
       }
       case 'sleep':
         await new Promise((resolve) => setTimeout(resolve, Number(args.ms)))

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { serve } from '@hono/node-server'
-import { buildApp } from '../../src/app'
+import { buildApp, type SourceRuntime } from '../../src/app'
 import type { ApiKey } from '../../src/auth/keys'
 import { loadConfig } from '../../src/config/config'
 import { silentLogger } from '../../src/core/logger'
@@ -50,6 +50,8 @@ export async function startTestServer(
     /** Replaces the catalog (e.g. with a test-only tool). */
     tools?: readonly Tool[]
     services?: Partial<ToolServices>
+    /** Overrides of what the runtime lends sources (keepWarm: false is how Lambda runs them). */
+    sourceRuntime?: Partial<SourceRuntime>
   } = {},
 ): Promise<TestServer> {
   const dataDir = await mkdtemp(join(tmpdir(), 'toolport-test-'))
@@ -70,7 +72,7 @@ export async function startTestServer(
     log: silentLogger,
     ...(options.tools ? { tools: options.tools } : {}),
     services,
-    sources: nodeSourceRuntime(config, process.env, services),
+    sources: { ...nodeSourceRuntime(config, process.env, services), ...options.sourceRuntime },
   })
   const folder =
     sources && config.registry.sourcesDir

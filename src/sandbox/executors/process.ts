@@ -25,7 +25,7 @@ export function createProcessSandbox(limits: SandboxLimits, prlimitPath: string 
         workspace: `${limits.workspaceBytes} bytes, checked every 250 ms`,
       },
     }),
-    // A stdio MCP server on Lambda: started for one call, in the call's scratch folder, with the same rlimits.
+    // A stdio MCP server on Lambda: started for one call, in the call's scratch folder.
     async start(request) {
       if (request.mounts?.length) {
         throw new Error(
@@ -39,14 +39,10 @@ export function createProcessSandbox(limits: SandboxLimits, prlimitPath: string 
         LANG: 'C.UTF-8',
         ...request.env,
       }
+      // No RLIMIT_AS here: servers are often Node programs, whose engine reserves more address space than
+      // any sensible memory limit and then fails to start; the function's memory size bounds them on Lambda.
       const limited = prlimitPath
-        ? [
-            prlimitPath,
-            `--nofile=${limits.openFiles}`,
-            `--fsize=${limits.fileBytes}`,
-            `--as=${limits.memoryBytes}`,
-            '--',
-          ]
+        ? [prlimitPath, `--nofile=${limits.openFiles}`, `--fsize=${limits.fileBytes}`, '--']
         : []
       const [file, ...args] = [...limited, ...request.argv]
       return spawnSandboxedProcess({ file: file as string, args, env, cwd: request.workspaceDir }, () => undefined)

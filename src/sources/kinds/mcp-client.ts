@@ -12,6 +12,8 @@ type CallResult = { content?: unknown; structuredContent?: unknown; isError?: un
 
 export interface Connection {
   client(): Promise<Client>
+  /** What the server said on its way out (stdio: why the connection ended, its stderr tail). */
+  note(): string
   call(tool: string, args: Record<string, unknown>, signal: AbortSignal, timeoutMs: number): Promise<CallResult>
   onToolsChanged(listener: () => void): void
   close(): Promise<void>
@@ -23,6 +25,7 @@ export interface Connection {
  */
 export function createConnection(manifest: McpManifest, context: SourceLoadContext): Connection {
   let current: Promise<{ client: Client; transport: Transport }> | undefined
+  let lastTransport: Transport | undefined
   let idleTimer: ReturnType<typeof setTimeout> | undefined
   let busy = 0
   const listeners: Array<() => void> = []
@@ -30,6 +33,7 @@ export function createConnection(manifest: McpManifest, context: SourceLoadConte
   async function open(): Promise<{ client: Client; transport: Transport }> {
     const client = new Client({ name: 'toolport', version: '0.1.0' }, { capabilities: {} })
     const transport = await transportFor(manifest, context)
+    lastTransport = transport
     const closed = () => {
       if (current === opened) current = undefined
     }
@@ -66,6 +70,7 @@ export function createConnection(manifest: McpManifest, context: SourceLoadConte
   }
   return {
     client: async () => (await connect()).client,
+    note: () => (lastTransport instanceof ProcessTransport ? lastTransport.problemNote() : ''),
     onToolsChanged: (listener) => listeners.push(listener),
     close,
     async call(tool, args, signal, timeoutMs) {

@@ -39,7 +39,8 @@ export const mcpKind: SourceKind<McpManifest> = {
       return loaded
     } catch (error) {
       await connection.close()
-      throw error
+      const note = connection.note()
+      throw note ? new Error(`${error instanceof Error ? error.message : String(error)}${note}`) : error
     }
   },
 }
