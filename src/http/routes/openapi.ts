@@ -29,7 +29,8 @@ export function registerOpenApiRoute(
         : await deps.authenticator.authenticate(authorization)
     if (principal) context.header('Cache-Control', 'no-store')
     const catalog = await registry.catalog(principal)
-    const admin = principal?.admin === true
+    // The management routes are for admin keys; the no-keys caller's document is the built-ins' alone.
+    const admin = principal?.admin === true && principal.id !== 'anonymous'
     const key = `${catalog.revision}:${admin}`
     let document = documents.get(key)
     if (!document) {

@@ -65,13 +65,13 @@ export class ProcessTransport implements Transport {
     const decoder = new TextDecoder()
     this.process.onStdout((chunk) => {
       if (this.closed) return
-      this.buffer += decoder.decode(chunk, { stream: true })
-      if (this.buffer.length > maxMessageBytes)
-        return this.fail(new Error(`the MCP server sent a message larger than ${maxMessageBytes} bytes`))
-      let newline = this.buffer.indexOf('\n')
+      // Whole lines are cut from the chunk as it comes, so a long message is scanned once, not once a chunk.
+      let text = decoder.decode(chunk, { stream: true })
+      let newline = text.indexOf('\n')
       while (newline !== -1) {
-        const line = this.buffer.slice(0, newline).replace(/\r$/, '')
-        this.buffer = this.buffer.slice(newline + 1)
+        const line = (this.buffer + text.slice(0, newline)).replace(/\r$/, '')
+        this.buffer = ''
+        text = text.slice(newline + 1)
         if (line.trim() !== '') {
           let message: JSONRPCMessage
           try {
@@ -81,7 +81,11 @@ export class ProcessTransport implements Transport {
           }
           this.onmessage?.(message)
         }
-        newline = this.buffer.indexOf('\n')
+        newline = text.indexOf('\n')
+      }
+      this.buffer += text
+      if (this.buffer.length > maxMessageBytes) {
+        return this.fail(new Error(`the MCP server sent a message larger than ${maxMessageBytes} bytes`))
       }
     })
     this.process.onStderr((text) => {
