@@ -226,6 +226,19 @@ describe.each(['fs', 's3'] as const)('file tools on %s storage', (driver) => {
       expect((await read('crlf.txt')).body.content).toBe('a\r\nB\r\nB2\r\nC')
     })
 
+    it('applies one patch of 300,000 lines (once refused as nesting too deeply)', async () => {
+      await write('long.txt', 'head\nmiddle\ntail\n')
+      const lines = Array.from({ length: 300_000 }, (_, index) => `line ${index}`)
+      const result = await server.call(
+        'write_file',
+        { path: 'long.txt', mode: 'patch', patches: [{ start_line: 2, end_line: 2, content: lines.join('\n') }] },
+        { workspace: 'files' },
+      )
+      expect(result.status, JSON.stringify(result.body).slice(0, 300)).toBe(200)
+      const stored = await server.storage.get('tenants/default/workspaces/files/long.txt')
+      expect(new TextDecoder().decode(stored?.body)).toBe(`head\n${lines.join('\n')}\ntail\n`)
+    })
+
     it('rejects overlapping and out-of-range patches and leaves the file unchanged', async () => {
       await write('o.txt', '1\n2\n3\n4\n')
       const overlap = await server.call(
