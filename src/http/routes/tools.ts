@@ -55,8 +55,10 @@ export function registerToolRoutes(app: OpenAPIHono<AppEnv>, deps: ToolRouteDeps
         signal: context.req.raw.signal,
       }
       const admission = await caller.admit(call, { dryRun: context.req.query('dry_run') === 'true' })
-      if (admission?.kind === 'dry_run')
-        return context.json({ dry_run: true, preview: admission.preview } as never, 200)
+      if (admission?.kind === 'dry_run') {
+        const { kind: _, ...fitted } = admission
+        return context.json({ dry_run: true, ...fitted } as never, 200)
+      }
       if (admission?.kind === 'pending_approval') return context.json(admission.pending as never, 202)
       if (wantsEventStream(context.req.header('accept'))) return streamCall(context, caller, call, deps.log) as never
       const wantsAsync = query.async === 'true' || /\brespond-async\b/i.test(context.req.header('prefer') ?? '')
