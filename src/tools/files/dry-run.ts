@@ -44,7 +44,7 @@ export const multiEditDryRun = async (
   { workspace, limits }: DryRunContext,
 ) => {
   const file = await readText(workspace, input.path, limits.maxFileBytes)
-  return unifiedDiff(file.path, file.text, multiEditText(file.text, file.path, input.edits))
+  return unifiedDiff(file.path, file.text, await multiEditText(file.text, file.path, input.edits))
 }
 
 export const deleteFileDryRun = async (input: { path: string }, { workspace }: DryRunContext) => ({
