@@ -19,6 +19,7 @@ import { serviceLogger } from './json-logger'
 import { readKeySources } from './keys-source'
 import { createNodeMetrics } from './node-metrics'
 import { createNodeServices } from './node-services'
+import type { OffloadWorkerOptions } from './offload-pool'
 
 export interface NodeService {
   app: OpenAPIHono<AppEnv>
@@ -53,7 +54,7 @@ function swaggerUiAssets(): DocsAssetLoader {
 export async function startNodeService(
   env: Record<string, string | undefined>,
   lifecycle?: Lifecycle,
-  options: { policyWorker?: PolicyWorkerOptions } = {},
+  options: { policyWorker?: PolicyWorkerOptions; offloadWorker?: OffloadWorkerOptions } = {},
 ): Promise<NodeService> {
   const log = serviceLogger(env, 'node')
   const fileKeys = await readKeySources(env, 'node')

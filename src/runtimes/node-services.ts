@@ -9,18 +9,25 @@ import type { PolicyWorkerOptions } from '../sandbox/policy/command-lister'
 import { setupShell } from '../sandbox/setup'
 import { noServices, type ToolServices } from '../tools/services'
 import { createNodeSystemProbe } from './node-system'
+import { createOffloadPool, type OffloadWorkerOptions } from './offload-pool'
 
 export interface NodeServices {
   services: ToolServices
   shellProblem: string | undefined
+  /** Stops what the services started (the offload workers). */
+  close(): Promise<void>
 }
 
-/** The Node runtime's tool services; the sandbox only when execute_command is enabled. */
+/**
+ * The Node runtime's tool services; the sandbox only when execute_command is enabled, and worker threads
+ * for CPU-heavy tool work when given the worker's entry (a server; on Lambda each call has its
+ * execution environment to itself, so that work runs in process).
+ */
 export async function createNodeServices(
   config: Config,
   env: Record<string, string | undefined>,
   log: Logger,
-  options: { shell: boolean; policyWorker?: PolicyWorkerOptions },
+  options: { shell: boolean; policyWorker?: PolicyWorkerOptions; offloadWorker?: OffloadWorkerOptions },
 ): Promise<NodeServices> {
   const http = createNodeHttpClient({ policy: { allowHosts: config.net.allowHosts } })
   const shell = options.shell
@@ -29,6 +36,7 @@ export async function createNodeServices(
         ...(options.policyWorker ? { policyWorker: options.policyWorker } : {}),
       })
     : { shell: undefined, problem: undefined }
+  const offload = options.offloadWorker ? createOffloadPool(options.offloadWorker) : undefined
   const dataDir = resolve(config.storage.dataDir)
   await mkdir(dataDir, { recursive: true })
   return {
@@ -45,7 +53,11 @@ export async function createNodeServices(
       browser: config.browser.enabled
         ? createChromiumBrowser({ executablePath: config.browser.chromiumPath, pages: config.browser.pages, log })
         : undefined,
+      offload,
     },
     shellProblem: shell.problem,
+    close: async () => {
+      await offload?.close()
+    },
   }
 }
