@@ -59,7 +59,7 @@ export function registerApprovalRoutes(app: OpenAPIHono<AppEnv>, caller: Caller)
     const { id } = context.req.valid('param')
     const { decision } = context.req.valid('json')
     const outcome = await caller.decide(context.get('principal'), id, decision, {
-      origin: new URL(context.req.url).origin,
+      origin: context.get('linkOrigin'),
       signal: context.req.raw.signal,
     })
     if ('rejected' in outcome) return context.json({ status: 'rejected', approval_id: id } as never, 200)

@@ -39,8 +39,7 @@ export function jobStatusUrl(origin: string, id: string): string {
 }
 
 /** GET /v1/jobs/{id} (get_job, for polling) and DELETE /v1/jobs/{id} (cancel_job). */
-export function registerJobRoutes(app: OpenAPIHono<AppEnv>, jobs: JobRunner, publicUrl: string | undefined): void {
-  const origin = (request: Request) => publicUrl ?? new URL(request.url).origin
+export function registerJobRoutes(app: OpenAPIHono<AppEnv>, jobs: JobRunner): void {
   const getJob = createRoute({
     method: 'get',
     path: '/v1/jobs/{id}',
@@ -60,7 +59,7 @@ export function registerJobRoutes(app: OpenAPIHono<AppEnv>, jobs: JobRunner, pub
     const { id } = context.req.valid('param')
     const job = await jobs.get(context.get('principal').tenant, id)
     if (!job) throw notFound(id)
-    return context.json(publicJob(job, jobStatusUrl(origin(context.req.raw), job.id)) as never, 200)
+    return context.json(publicJob(job, jobStatusUrl(context.get('linkOrigin'), job.id)) as never, 200)
   })
   const cancelJob = createRoute({
     method: 'delete',
@@ -81,6 +80,6 @@ export function registerJobRoutes(app: OpenAPIHono<AppEnv>, jobs: JobRunner, pub
     const { id } = context.req.valid('param')
     const job = await jobs.cancel(context.get('principal').tenant, id)
     if (!job) throw notFound(id)
-    return context.json(publicJob(job, jobStatusUrl(origin(context.req.raw), job.id)) as never, 200)
+    return context.json(publicJob(job, jobStatusUrl(context.get('linkOrigin'), job.id)) as never, 200)
   })
 }

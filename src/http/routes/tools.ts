@@ -51,7 +51,7 @@ export function registerToolRoutes(app: OpenAPIHono<AppEnv>, deps: ToolRouteDeps
         input: context.req.valid('json'),
         principal: context.get('principal'),
         workspaceId: query.workspace,
-        origin: new URL(context.req.url).origin,
+        origin: context.get('linkOrigin'),
         signal: context.req.raw.signal,
       }
       const admission = await caller.admit(call, { dryRun: context.req.query('dry_run') === 'true' })
