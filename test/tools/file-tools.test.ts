@@ -272,6 +272,36 @@ describe.each(['fs', 's3'] as const)('file tools on %s storage', (driver) => {
     })
   })
 
+  describe('a file and a folder of one name', () => {
+    it('never lets concurrent write_file x and write_file x/y both succeed', async () => {
+      for (let round = 0; round < 10; round++) {
+        const x = `race${round}/x`
+        const calls = [
+          server.call('write_file', { path: x, content: 'file' }, { workspace: 'race' }),
+          server.call('write_file', { path: `${x}/y`, content: 'folder' }, { workspace: 'race' }),
+        ]
+        if (round % 2) calls.reverse()
+        const answers = await Promise.all(calls)
+        const statuses = answers.map((answer) => answer.status).sort()
+        expect(statuses, `round ${round}: ${JSON.stringify(answers.map((answer) => answer.body))}`).not.toEqual([
+          200, 200,
+        ])
+        for (const answer of answers) if (answer.status !== 200) expect(answer.body.code).toBe('conflict')
+      }
+      // What is stored is a tree: every path lists as either a file or a folder, never both.
+      const listed = await server.call('list_files', { recursive: true }, { workspace: 'race' })
+      const files = new Set(
+        listed.body.entries
+          .filter((entry: { type: string }) => entry.type === 'file')
+          .map((entry: { path: string }) => entry.path),
+      )
+      const folders = listed.body.entries
+        .filter((entry: { type: string }) => entry.type === 'dir')
+        .map((entry: { path: string }) => entry.path)
+      expect(folders.filter((folder: string) => files.has(folder))).toEqual([])
+    })
+  })
+
   describe('apply_edit, multi_edit and revert_edit', () => {
     it('apply_edit replaces only the first occurrence and reports its line', async () => {
       await write('e.txt', 'keep\nfoo\nfoo\n')
