@@ -4,11 +4,13 @@ import { build } from 'esbuild'
 import { buildLambda, buildWorker } from './build-targets.mjs'
 
 await build({
-  // policy-worker: the command policy's parser runs in a worker thread (src/sandbox/policy/command-lister.ts).
+  // policy-worker: the command policy's parser runs in a worker thread (src/sandbox/policy/command-lister.ts);
+  // offload-worker: so does the tools' CPU-heavy work (src/runtimes/offload-pool.ts).
   entryPoints: {
     node: 'src/runtimes/node.ts',
     cli: 'src/cli/main.ts',
     'policy-worker': 'src/sandbox/policy/policy-worker.ts',
+    'offload-worker': 'src/runtimes/offload-worker.ts',
   },
   outdir: 'dist',
   bundle: true,

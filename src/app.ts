@@ -12,6 +12,7 @@ import { authenticate } from './http/middleware/authenticate'
 import { countCalls } from './http/middleware/call-metrics'
 import { corsFor } from './http/middleware/cors'
 import { type Lifecycle, refuseWhileDraining } from './http/middleware/drain'
+import { linkOrigin } from './http/middleware/link-origin'
 import { rateLimitMiddleware } from './http/middleware/rate-limit'
 import { requestContext } from './http/middleware/request-context'
 import { handleError, validationError } from './http/problem'
@@ -58,6 +59,11 @@ export interface AppDeps {
   metrics?: Metrics
   /** Shutdown state: while draining, new calls get 503. */
   lifecycle?: Lifecycle
+  /**
+   * The origin a request really came in on, when the runtime knows it better than the Host header
+   * (Lambda: the domain API Gateway or the function URL service reports). Links use it.
+   */
+  vouchedOrigin?: (request: Request, env: unknown) => string | undefined
   /** Where jobs run: unset, this process's queue; Lambda hands each to an invocation of its own. */
   jobDispatch?: JobDispatch
   /** What tool sources need from the runtime; false: built-in tools only. */
@@ -144,6 +150,16 @@ export function buildApp(deps: AppDeps): BuiltApp {
   if (config.http.corsOrigins.length > 0) app.use('*', corsFor(config.http.corsOrigins))
   if (deps.metrics) app.use('*', countCalls(deps.metrics))
   app.use('*', requestContext(log))
+  app.use(
+    '*',
+    linkOrigin({
+      publicUrl,
+      allowedHosts: config.http.allowedHosts,
+      listenHost: config.http.host,
+      fallbackUrl: config.http.publicUrl,
+      ...(deps.vouchedOrigin ? { vouchedOrigin: deps.vouchedOrigin } : {}),
+    }),
+  )
   const withKey = authenticate(authenticator, { noStore: true })
   app.use('/v1/*', (context, next) =>
     // Download links carry their own credential (the signed token), so a chat client can open them.
@@ -158,7 +174,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
   }
 
   if (deps.metrics) registerMetricsRoute(app, deps.metrics, authenticator)
-  registerJobRoutes(app, caller.jobs, publicUrl)
+  registerJobRoutes(app, caller.jobs)
   registerFileRoutes(app, storage, signer)
   registerToolRoutes(app, {
     caller,

@@ -6,6 +6,7 @@ import type { ToolServices } from '../tools/services'
 import { type Tool, type ToolLimits, titleOfCall } from '../tools/tool'
 import { createWorkspace } from '../workspace/workspace'
 import type { Call } from './call'
+import { type FittedPreview, fitPreview } from './preview'
 
 /** The 202 body of a call that waits for an approver. */
 export interface PendingApproval {
@@ -14,12 +15,15 @@ export interface PendingApproval {
   title: string
   tool: string
   preview: unknown
+  /** Set when the preview was cut to the response limit, with a hint. */
+  truncated?: true
+  hint?: string
   expires_at: string
   approve_url: string
 }
 
 /** What the gate answers instead of running a call. */
-export type Admission = { kind: 'dry_run'; preview: unknown } | { kind: 'pending_approval'; pending: PendingApproval }
+export type Admission = ({ kind: 'dry_run' } & FittedPreview) | { kind: 'pending_approval'; pending: PendingApproval }
 
 export interface ApprovalGateDeps {
   store: ApprovalStore
@@ -81,8 +85,8 @@ export function createApprovalGate(deps: ApprovalGateDeps): ApprovalGate {
         })
       }
       const title = titleOfCall(tool, call.input)
-      const preview = await previewOf(tool, call, deps, title)
-      if (options.dryRun) return { kind: 'dry_run', preview }
+      const fitted = fitPreview(await previewOf(tool, call, deps, title), deps.limits.maxResponseChars)
+      if (options.dryRun) return { kind: 'dry_run', ...fitted }
       const created = now()
       const record: ApprovalRecord = {
         id: crypto.randomUUID(),
@@ -103,7 +107,7 @@ export function createApprovalGate(deps: ApprovalGateDeps): ApprovalGate {
           approval_id: record.id,
           title,
           tool: tool.name,
-          preview,
+          ...fitted,
           expires_at: record.expires_at,
           approve_url: approvalUrl(deps.publicUrl ?? call.origin ?? '', record.id),
         },

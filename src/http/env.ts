@@ -12,6 +12,8 @@ export interface AppEnv {
     toolSource: string | undefined
     /** The tool POST /v1/tools/{name} resolved in the caller's catalog. */
     callTool: Tool
+    /** The trusted origin of links this request's response hands out (middleware/link-origin.ts). */
+    linkOrigin: string
     /** The component behind a failure (storage, sandbox, …), for metrics. */
     errorOrigin: string
   }

@@ -2,6 +2,12 @@ import { z } from 'zod'
 import { commaList, defineSettings, httpUrl, type SliceOf, variable } from '../core/settings'
 import { parseRateLimit } from './middleware/rate-limit'
 
+// A host name or address, optionally with a port: what a Host header carries.
+const allowedHost = z
+  .string()
+  .transform((value) => value.toLowerCase())
+  .refine((value) => /^(\[[0-9a-f:.]+\]|[a-z0-9.-]+)(:\d{1,5})?$/.test(value))
+
 const origin = z
   .string()
   .transform((value) => value.replace(/\/+$/, ''))
@@ -24,7 +30,13 @@ export const httpSettings = defineSettings({
     TOOLPORT_PUBLIC_URL: variable({
       schema: httpUrl.optional(),
       description:
-        'The URL clients use: `servers[0].url` of the OpenAPI document, and the origin of download links, job and approval URLs. Unset: `http://{HOST}:{PORT}` in the document, and links point at the origin a call came in on.',
+        'The URL clients use: `servers[0].url` of the OpenAPI document, and the origin of download links, job and approval URLs. Unset: `http://{HOST}:{PORT}` in the document, and links point at the origin a call came in on when its host is trusted (TOOLPORT_ALLOWED_HOSTS).',
+    }),
+    TOOLPORT_ALLOWED_HOSTS: variable({
+      schema: commaList(allowedHost, 'not a host', 'use e.g. tools.example.com or tools.example.com:8443'),
+      example: 'tools.example.com',
+      description:
+        'Comma list of host names (`host` for any port, or `host:port`) whose requests get links on their own origin when TOOLPORT_PUBLIC_URL is unset. Unset: only the listen address and loopback; a request with any other `Host` gets links to `http://{HOST}:{PORT}`, never to the host it claims.',
     }),
     TOOLPORT_CORS_ORIGINS: variable({
       schema: commaList(origin, 'not an origin', 'use e.g. https://app.example.com'),
@@ -52,6 +64,8 @@ export const httpSettings = defineSettings({
       publicUrl: values.TOOLPORT_PUBLIC_URL ?? `http://${hostForUrl}:${values.PORT}`,
       /** TOOLPORT_PUBLIC_URL when it was set; otherwise links point at the request's origin. */
       configuredPublicUrl: values.TOOLPORT_PUBLIC_URL,
+      /** TOOLPORT_ALLOWED_HOSTS: hosts whose requests get links on their own origin. */
+      allowedHosts: values.TOOLPORT_ALLOWED_HOSTS,
       corsOrigins: values.TOOLPORT_CORS_ORIGINS,
       rateLimit: values.TOOLPORT_RATE_LIMIT,
     }

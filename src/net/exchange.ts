@@ -26,6 +26,19 @@ const hopByHop = [
   'expect',
 ]
 
+// RFC 9110 field-value: visible ASCII, spaces, tabs and obs-text bytes (0x80-0xFF), which Node's client
+// (and fetch's ByteString) accept; anything else (controls, characters past U+00FF) they throw on, and
+// that must be the caller's 400, not a failed connection.
+const headerNamePattern = /^[!#$%&'*+.^_`|~0-9a-z-]+$/
+const headerValuePattern = /^[\t\x20-\x7e\x80-\xff]*$/
+
+function invalidHeader(name: string, reason: string, hint: string): ToolError {
+  return new ToolError('validation', `Header ${JSON.stringify(name.slice(0, 100))} ${reason}.`, {
+    hint,
+    details: { field: 'headers', header: name.slice(0, 100) },
+  })
+}
+
 /** The caller's headers with lower-case names, without hop-by-hop ones (and `alsoDropped`); invalid ones refused. */
 export function cleanRequestHeaders(
   headers: Record<string, string> | undefined,
@@ -35,11 +48,19 @@ export function cleanRequestHeaders(
   const clean: Record<string, string> = {}
   for (const [name, value] of Object.entries(headers ?? {})) {
     const lower = name.toLowerCase()
-    if (!/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(lower) || /[\r\n\0]/.test(value)) {
-      throw new ToolError('validation', `Header ${JSON.stringify(name.slice(0, 100))} is not a valid HTTP header.`, {
-        hint: 'Header names are tokens such as "Accept"; values may not contain line breaks.',
-        details: { field: 'headers' },
-      })
+    if (!headerNamePattern.test(lower)) {
+      throw invalidHeader(
+        name,
+        'is not a valid HTTP header name',
+        'Header names are tokens such as "Accept" or "X-Api-Key".',
+      )
+    }
+    if (!headerValuePattern.test(value)) {
+      throw invalidHeader(
+        name,
+        'has a value HTTP cannot carry',
+        'Header values may hold printable characters up to U+00FF, spaces and tabs, but no line breaks or other control characters: percent-encode or base64 anything else.',
+      )
     }
     if (!dropped.has(lower)) clean[lower] = value
   }

@@ -135,10 +135,21 @@ export async function startLambdaService(
     services,
     docsAssets: bundledDocsAssets(),
     jobDispatch: options.dispatch ?? environmentDispatch(env),
+    vouchedOrigin: reportedOrigin,
     ...(shellProblem ? { shellProblem } : {}),
     sources: nodeSourceRuntime(config, env, services, { keepWarm: false }),
   })
   return { fetch: (request, fetchEnv) => app.fetch(request, fetchEnv), jobs: caller.jobs }
+}
+
+/**
+ * API Gateway (REST and HTTP APIs) and function URLs report in the event the domain a request came in
+ * on; Hono builds the request URL from it, and links may use it. An ALB event has only the client's Host
+ * header: its links need TOOLPORT_PUBLIC_URL or TOOLPORT_ALLOWED_HOSTS.
+ */
+function reportedOrigin(_request: Request, env: unknown): string | undefined {
+  const domain = (env as { requestContext?: { domainName?: unknown } } | undefined)?.requestContext?.domainName
+  return typeof domain === 'string' && /^[A-Za-z0-9.-]+$/.test(domain) ? `https://${domain}` : undefined
 }
 
 /** What a job invocation returns (visible only to a synchronous Invoke, which toolport never makes). */

@@ -20,6 +20,7 @@ import { readKeySources } from './keys-source'
 import { createNodeMetrics } from './node-metrics'
 import { createNodeServices } from './node-services'
 import { nodeSourceRuntime, watchSourcesFolder } from './node-sources'
+import type { OffloadWorkerOptions } from './offload-pool'
 
 export interface NodeService {
   app: OpenAPIHono<AppEnv>
@@ -56,7 +57,7 @@ function swaggerUiAssets(): DocsAssetLoader {
 export async function startNodeService(
   env: Record<string, string | undefined>,
   lifecycle?: Lifecycle,
-  options: { policyWorker?: PolicyWorkerOptions } = {},
+  options: { policyWorker?: PolicyWorkerOptions; offloadWorker?: OffloadWorkerOptions } = {},
 ): Promise<NodeService> {
   const log = serviceLogger(env, 'node')
   const fileKeys = await readKeySources(env, 'node')
@@ -67,7 +68,11 @@ export async function startNodeService(
       host: config.http.host,
     })
   }
-  const { services, shellProblem } = await createNodeServices(config, env, log, {
+  const {
+    services,
+    shellProblem,
+    close: closeServices,
+  } = await createNodeServices(config, env, log, {
     shell: needsSandbox(config),
     ...options,
   })
@@ -94,6 +99,7 @@ export async function startNodeService(
     async close() {
       folder?.close()
       await sources?.close()
+      await closeServices()
     },
   }
 }

@@ -10,18 +10,25 @@ import type { PolicyWorkerOptions } from '../sandbox/policy/command-lister'
 import { setupShell } from '../sandbox/setup'
 import { noServices, type ToolServices } from '../tools/services'
 import { createNodeSystemProbe } from './node-system'
+import { createOffloadPool, type OffloadWorkerOptions } from './offload-pool'
 
 export interface NodeServices {
   services: ToolServices
   shellProblem: string | undefined
+  /** Stops what the services started (the offload workers). */
+  close(): Promise<void>
 }
 
-/** The Node runtime's tool services; the sandbox only when execute_command is enabled. */
+/**
+ * The Node runtime's tool services; the sandbox only when execute_command is enabled, and worker threads
+ * for CPU-heavy tool work when given the worker's entry (a server; on Lambda each call has its
+ * execution environment to itself, so that work runs in process).
+ */
 export async function createNodeServices(
   config: Config,
   env: Record<string, string | undefined>,
   log: Logger,
-  options: { shell: boolean; policyWorker?: PolicyWorkerOptions },
+  options: { shell: boolean; policyWorker?: PolicyWorkerOptions; offloadWorker?: OffloadWorkerOptions },
 ): Promise<NodeServices> {
   const http = createNodeHttpClient({ policy: { allowHosts: config.net.allowHosts } })
   const shell = options.shell
@@ -47,6 +54,7 @@ export async function createNodeServices(
         log,
       })
     : undefined
+  const offload = options.offloadWorker ? createOffloadPool(options.offloadWorker) : undefined
   const dataDir = resolve(config.storage.dataDir)
   await mkdir(dataDir, { recursive: true })
   return {
@@ -61,7 +69,11 @@ export async function createNodeServices(
       environment: config.environment.variables,
       browser,
       browserSessions,
+      offload,
     },
     shellProblem: shell.problem,
+    close: async () => {
+      await offload?.close()
+    },
   }
 }

@@ -10,12 +10,18 @@ const unbuilt = import.meta.url.endsWith('.ts')
 const policyWorker = unbuilt
   ? { url: new URL('../sandbox/policy/policy-worker.ts', import.meta.url), typescript: true }
   : { url: new URL('./policy-worker.js', import.meta.url) }
-const service = await startNodeService(process.env, { draining: () => draining }, { policyWorker }).catch(
-  (error: unknown) => {
-    console.error(`toolport: ${(error as Error).message}`)
-    process.exit(1)
-  },
-)
+// So does the tools' CPU-heavy work (page extraction, PDF layout, spreadsheets): dist/offload-worker.js.
+const offloadWorker = unbuilt
+  ? { url: new URL('./offload-worker.ts', import.meta.url), typescript: true }
+  : { url: new URL('./offload-worker.js', import.meta.url) }
+const service = await startNodeService(
+  process.env,
+  { draining: () => draining },
+  { policyWorker, offloadWorker },
+).catch((error: unknown) => {
+  console.error(`toolport: ${(error as Error).message}`)
+  process.exit(1)
+})
 const server = serve(
   { fetch: service.app.fetch, port: service.config.http.port, hostname: service.config.http.host },
   (info) => {

@@ -60,6 +60,9 @@ export async function startWorkerService(env: Record<string, unknown>, log: Logg
     storage: createR2Storage(bucket),
     log,
     tools: workerTools.filter((tool) => !config.registry.enabled || config.registry.enabled.includes(tool.name)),
+    // Cloudflare hands a Worker only requests for the hosts routed to it (its routes, custom domains,
+    // workers.dev): the request's own origin is one the operator chose.
+    vouchedOrigin: (request) => new URL(request.url).origin,
     services: {
       ...noServices,
       http,

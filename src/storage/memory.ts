@@ -1,5 +1,6 @@
 import { sha256Hex } from '../core/digest'
 import { ToolError } from '../core/errors'
+import { withKeyTree } from './key-tree'
 import { assertValidKey, assertValidPrefix, clampListLimit, rollUpKey, selectListPage } from './keys'
 import type {
   ListOptions,
@@ -36,7 +37,7 @@ export function createMemoryStorage(): ObjectStore {
     return objects.get(key)
   }
 
-  return {
+  return withKeyTree({
     driver: 'memory',
 
     async get(key: string): Promise<StoredObject | null> {
@@ -118,7 +119,7 @@ export function createMemoryStorage(): ObjectStore {
     },
 
     async check(): Promise<void> {},
-  }
+  })
 }
 
 async function bytesOf(body: ObjectBody): Promise<Uint8Array<ArrayBuffer>> {

@@ -1,4 +1,5 @@
 import { ToolError } from '../core/errors'
+import { withKeyTree } from './key-tree'
 import { assertValidKey, assertValidPrefix, clampListLimit } from './keys'
 import type {
   ListOptions,
@@ -107,7 +108,7 @@ export function createR2Storage(bucket: R2BucketLike): ObjectStore {
     })
   }
 
-  return {
+  return withKeyTree({
     driver: 'r2',
     create,
 
@@ -178,5 +179,5 @@ export function createR2Storage(bucket: R2BucketLike): ObjectStore {
     async check(): Promise<void> {
       await guarded(() => bucket.head(probeKey))
     },
-  }
+  })
 }

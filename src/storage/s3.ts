@@ -12,6 +12,7 @@ import { Upload } from '@aws-sdk/lib-storage'
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner'
 import { ToolError } from '../core/errors'
 import { contentDisposition } from '../core/mime'
+import { withKeyTree } from './key-tree'
 import { assertValidKey, assertValidPrefix, clampListLimit } from './keys'
 import { emptyStream, trackBody } from './s3-body'
 import { copySourceMissing, errorName, isNotFound, statusCodeOf, toStorageError, unavailable } from './s3-errors'
@@ -92,7 +93,7 @@ export function createS3Storage(options: S3StorageOptions): ObjectStore {
     }
   }
 
-  return {
+  return withKeyTree({
     driver: 's3',
 
     async get(key: string): Promise<StoredObject | null> {
@@ -282,7 +283,7 @@ export function createS3Storage(options: S3StorageOptions): ObjectStore {
         throw toStorageError(error)
       }
     },
-  }
+  })
 }
 
 function normalizeBasePrefix(prefix: string | undefined): string {

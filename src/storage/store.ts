@@ -51,11 +51,16 @@ export interface ObjectStore {
   get(key: string): Promise<StoredObject | null>
   getStream(key: string): Promise<ObjectStream | null>
   head(key: string): Promise<ObjectInfo | null>
-  /** Replaces the whole object atomically: readers see the old or the new content, never a mix. */
+  /**
+   * Replaces the whole object atomically: readers see the old or the new content, never a mix. A key is a
+   * file or a folder, never both: a put (or copy) below an object, or onto a key that has objects below it,
+   * throws ToolError conflict, also when the two race (key-tree.ts; the fs driver has it from its filesystem).
+   */
   put(key: string, body: ObjectBody, options?: PutOptions): Promise<ObjectInfo>
   /**
    * Writes a small object only if no object has the key (S3's `If-None-Match: *`): of concurrent creates
-   * of one key exactly one resolves true; they and any create of an existing key resolve false.
+   * of one key exactly one resolves true; they and any create of an existing key resolve false. For locks
+   * and records, which nothing is written below: on S3, R2 and memory it skips the file-or-folder checks.
    */
   create(key: string, body: Uint8Array | string, options?: PutOptions): Promise<boolean>
   list(prefix: string, options?: ListOptions): Promise<ListResult>

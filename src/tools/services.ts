@@ -5,6 +5,7 @@ import type { HttpClient } from '../net/http'
 import type { SearchProvider } from '../net/search/search'
 import type { ShellService } from '../sandbox/shell-service'
 import type { TenantQuota } from '../workspace/quota'
+import type { Offload } from './offload'
 
 /** Facts about the machine for system_info; supplied by the runtime (Node, Lambda, Workers). */
 export interface SystemInfo {
@@ -42,6 +43,8 @@ export interface ToolServices {
   links: FileLinks | undefined
   /** TOOLPORT_TENANT_QUOTA_BYTES with its usage cache; owned by the app (createApp), unset: unlimited. */
   quota?: TenantQuota | undefined
+  /** Worker threads for CPU-heavy tasks (Node); unset: tasks run in the calling thread. */
+  offload?: Offload | undefined
 }
 
 export const noServices: ToolServices = {

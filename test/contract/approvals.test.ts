@@ -284,6 +284,36 @@ describe('approvals and dry runs', () => {
     expect(await snapshot(server.storage)).toEqual(before)
   })
 
+  it('cuts a preview past 100,000 characters with truncated and a hint, as a dry run and for an approver', async () => {
+    // 8,000 changed lines: a 268,000-character diff that once passed the response cap whole.
+    const lines = (word: string) => Array.from({ length: 8_000 }, (_, index) => `${word} ${index}`).join('\n')
+    expect(
+      (await server.call('write_file', { path: 'wide.txt', content: lines('old') }, { key: directKey })).status,
+    ).toBe(200)
+    const before = await snapshot(server.storage)
+    const change = { path: 'wide.txt', content: lines('new') }
+    const dryRun = await post(tool('write_file', '?dry_run=true'), directKey, change)
+    expect(dryRun.status).toBe(200)
+    expect(dryRun.body).toMatchObject({ dry_run: true, truncated: true })
+    expect(dryRun.body.hint).toMatch(/cut at .* characters/)
+    expect(JSON.stringify(dryRun.body).length).toBeLessThan(100_000)
+    expect(dryRun.body.preview).toMatch(/^=+\n--- a\/wide\.txt\n\+\+\+ b\/wide\.txt\n@@ /)
+    expect(dryRun.body.preview).toContain('-old 0\n')
+
+    const pending = await post(tool('write_file'), guardedKey, change)
+    expect(pending.status).toBe(202)
+    expect(pending.body).toMatchObject({ status: 'pending_approval', truncated: true })
+    expect(pending.body.hint).toMatch(/cut at/)
+    expect(JSON.stringify(pending.body).length).toBeLessThan(100_000)
+    // The call itself is not cut: approving it writes the whole content.
+    const approved = await post(`${server.url}/v1/approvals/${pending.body.approval_id}`, approverKey, {
+      decision: 'approve',
+    })
+    expect(approved.status).toBe(200)
+    expect(await readText('wide.txt')).toBe(lines('new'))
+    expect(before['tenants/acme/workspaces/default/wide.txt']).toBeDefined()
+  })
+
   it('?dry_run=true on a tool without a dry run is refused rather than run', async () => {
     const response = await post(tool('read_file', '?dry_run=true'), directKey, { path: 'notes.txt' })
     expect(response.status).toBe(400)

@@ -112,11 +112,21 @@ describe('lifecycle tags', () => {
   // s3rver accepts x-amz-tagging but does not store it, so the request itself is checked here.
   it('sends the tag on PutObject for outputs only', async () => {
     const seen: Array<{ url: string; tagging: string | undefined }> = []
+    // A bucket with nothing in it: the file-or-folder checks (HEAD, list) find nothing in the way.
     const endpoint = createServer((request, response) => {
-      seen.push({ url: request.url ?? '', tagging: request.headers['x-amz-tagging'] as string | undefined })
+      const url = request.url ?? ''
+      if (request.method === 'PUT' && !url.includes('.toolport-key-locks'))
+        seen.push({ url, tagging: request.headers['x-amz-tagging'] as string | undefined })
       request.resume()
       request.on('end', () => {
-        response.setHeader('ETag', '"abc"')
+        if (request.method === 'HEAD') response.statusCode = 404
+        else if (request.method === 'GET') {
+          response.setHeader('content-type', 'application/xml')
+          response.write(
+            '<ListBucketResult><Name>b</Name><KeyCount>0</KeyCount><IsTruncated>false</IsTruncated></ListBucketResult>',
+          )
+        } else if (request.method === 'DELETE') response.statusCode = 204
+        else response.setHeader('ETag', '"abc"')
         response.end()
       })
     })

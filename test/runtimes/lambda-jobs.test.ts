@@ -171,6 +171,30 @@ describe('jobs on Lambda: each job in an invocation of its own', () => {
     expect(json(await readFile('runs.txt')).content).toBe('run\n')
   })
 
+  it('gives status_url the domain the function URL and API Gateway report, whatever the Host header says', async () => {
+    for (const shape of ['function-url', 'http-api-v2', 'api-gateway-rest-v1'] as const) {
+      const response = await main.http(shape, {
+        path: '/v1/tools/list_files',
+        query: { workspace: 'jobs-ws', async: 'true' },
+        headers: { host: 'attacker.example' },
+        body: {},
+      })
+      expect(response.statusCode, response.body).toBe(202)
+      const domain = lambdaEvent(shape, { path: '/' }).requestContext.domainName
+      const job = json(response)
+      expect(job.status_url).toBe(`https://${domain}/v1/jobs/${job.job_id}`)
+      expect(header(response, 'location')).toBe(job.status_url)
+      const polled = json(
+        await main.http(shape, {
+          method: 'GET',
+          path: `/v1/jobs/${job.job_id}`,
+          headers: { host: 'attacker.example' },
+        }),
+      )
+      expect(polled.status_url).toBe(job.status_url)
+    }
+  })
+
   it('stores a failure as the problem document', async () => {
     const job = await submit('read_file', { path: 'missing.txt' })
     expect((await runJob(main.handler, job.job_id)).status).toBe('failed')

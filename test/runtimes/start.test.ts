@@ -112,6 +112,22 @@ describe('the built Node service (what npm start runs)', () => {
     await rm(work, { recursive: true, force: true })
   })
 
+  it('does heavy tool work in its worker (dist/offload-worker.js)', async () => {
+    const service = startService({})
+    const url = await service.url
+    const response = await fetch(`${url}/v1/tools/pdf_generation`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ content: 'hello from the worker', content_type: 'text' }),
+    })
+    const body = await response.json()
+    expect(response.status, JSON.stringify(body)).toBe(200)
+    expect(body).toMatchObject({ pages: 1, renderer: 'pdf-lib' })
+    expect(service.output()).not.toMatch(/offload worker/)
+    service.child.kill('SIGTERM')
+    expect(await exitCode(service.child)).toBe(0)
+  })
+
   it('refuses to start on a public address without keys, with a clear message', async () => {
     const service = startService({ HOST: '0.0.0.0' })
     await expect(service.url).rejects.toThrow(/loopback/)

@@ -63,7 +63,11 @@ export async function startTestServer(
   )
   const storage = options.storage ?? (await createFsStorage({ root: join(dataDir, 'data') }))
   // The sandbox is set up only where a suite asks for it: bwrap probing costs a few hundred ms.
-  const node = await createNodeServices(config, process.env, silentLogger, { shell: options.shell ?? false })
+  // Heavy tool work runs in worker threads, as on a real server (the event-loop test measures it).
+  const node = await createNodeServices(config, process.env, silentLogger, {
+    shell: options.shell ?? false,
+    offloadWorker: { url: new URL('../../src/runtimes/offload-worker.ts', import.meta.url), typescript: true },
+  })
   if (options.shell && !node.services.shell) throw new Error(`no sandbox for the test server: ${node.shellProblem}`)
   const services = { ...node.services, ...options.services }
   const { app, sources } = buildApp({
@@ -114,6 +118,7 @@ export async function startTestServer(
       // A suite that rendered a PDF started Chromium: stop it with the server.
       await node.services.browserSessions?.closeAll()
       await node.services.browser?.close()
+      await node.close()
       // Calls whose connections were just cut may still be finishing a write (and its lock) in the folder.
       await rm(dataDir, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 })
     },

@@ -363,6 +363,58 @@ export function describeObjectStoreContract(name: string, setup: () => Promise<C
       })
     })
 
+    describe('files and folders', () => {
+      const refused = async (operation: Promise<unknown>) => {
+        const error = await operation.then(
+          () => undefined,
+          (failure: unknown) => failure,
+        )
+        expect(error, 'expected a conflict').toBeInstanceOf(ToolError)
+        expect((error as ToolError).code).toBe('conflict')
+      }
+
+      it('refuses a key below an object, and an object where a folder is, for put and copy', async () => {
+        const base = area('file-folder')
+        await store().put(`${base}file`, 'a file')
+        await refused(store().put(`${base}file/inside.txt`, 'x'))
+        await refused(store().put(`${base}file/deeper/inside.txt`, 'x'))
+        await store().put(`${base}folder/inside.txt`, 'inside')
+        await refused(store().put(`${base}folder`, 'x'))
+        await refused(store().copy(`${base}file`, `${base}folder`))
+        await refused(store().copy(`${base}folder/inside.txt`, `${base}file/copied.txt`))
+        expect((await listAll(store(), base, {})).objects.sort()).toEqual([`${base}file`, `${base}folder/inside.txt`])
+        // Siblings, overwrites and names that only share a prefix are fine.
+        await store().put(`${base}file`, 'overwritten')
+        await store().put(`${base}file.txt`, 'a sibling')
+        await store().put(`${base}folder/second.txt`, 'second')
+        expect(text((await store().get(`${base}file`))?.body)).toBe('overwritten')
+      })
+
+      it('never keeps x and x/y when both are written at once', async () => {
+        const base = area('file-folder-race')
+        for (let round = 0; round < 12; round++) {
+          const x = `${base}r${round}/x`
+          const below = round % 2 === 0 ? `${x}/y` : `${x}/y/z`
+          const [file, folder] = await Promise.allSettled([store().put(x, 'file'), store().put(below, 'folder')])
+          const landed = [file, folder].filter((result) => result.status === 'fulfilled')
+          expect(landed.length, `round ${round}`).toBeLessThanOrEqual(1)
+          for (const result of [file, folder]) {
+            if (result.status === 'rejected') expect((result.reason as ToolError).code).toBe('conflict')
+          }
+          const hasFile = (await store().head(x)) !== null
+          const hasFolder = (await store().list(`${x}/`)).objects.length > 0
+          expect(hasFile && hasFolder, `round ${round}: both a file and a folder`).toBe(false)
+        }
+      })
+
+      it('lets concurrent writes of different files in one folder all land', async () => {
+        const base = area('file-folder-siblings')
+        const names = Array.from({ length: 12 }, (_, index) => `${base}shared/file-${index}.txt`)
+        await Promise.all(names.map((name) => store().put(name, name)))
+        expect((await listAll(store(), `${base}shared/`, {})).objects).toHaveLength(12)
+      })
+    })
+
     describe('create (only if absent)', () => {
       it('writes a new key once, and never replaces an existing object', async () => {
         const key = `${area('create')}claim.json`

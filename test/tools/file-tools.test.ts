@@ -226,6 +226,19 @@ describe.each(['fs', 's3'] as const)('file tools on %s storage', (driver) => {
       expect((await read('crlf.txt')).body.content).toBe('a\r\nB\r\nB2\r\nC')
     })
 
+    it('applies one patch of 300,000 lines (once refused as nesting too deeply)', async () => {
+      await write('long.txt', 'head\nmiddle\ntail\n')
+      const lines = Array.from({ length: 300_000 }, (_, index) => `line ${index}`)
+      const result = await server.call(
+        'write_file',
+        { path: 'long.txt', mode: 'patch', patches: [{ start_line: 2, end_line: 2, content: lines.join('\n') }] },
+        { workspace: 'files' },
+      )
+      expect(result.status, JSON.stringify(result.body).slice(0, 300)).toBe(200)
+      const stored = await server.storage.get('tenants/default/workspaces/files/long.txt')
+      expect(new TextDecoder().decode(stored?.body)).toBe(`head\n${lines.join('\n')}\ntail\n`)
+    })
+
     it('rejects overlapping and out-of-range patches and leaves the file unchanged', async () => {
       await write('o.txt', '1\n2\n3\n4\n')
       const overlap = await server.call(
@@ -256,6 +269,36 @@ describe.each(['fs', 's3'] as const)('file tools on %s storage', (driver) => {
       )
       expect(missing.status).toBe(404)
       expect((await read('o.txt')).body.content).toBe('1\n2\n3\n4\n')
+    })
+  })
+
+  describe('a file and a folder of one name', () => {
+    it('never lets concurrent write_file x and write_file x/y both succeed', async () => {
+      for (let round = 0; round < 10; round++) {
+        const x = `race${round}/x`
+        const calls = [
+          server.call('write_file', { path: x, content: 'file' }, { workspace: 'race' }),
+          server.call('write_file', { path: `${x}/y`, content: 'folder' }, { workspace: 'race' }),
+        ]
+        if (round % 2) calls.reverse()
+        const answers = await Promise.all(calls)
+        const statuses = answers.map((answer) => answer.status).sort()
+        expect(statuses, `round ${round}: ${JSON.stringify(answers.map((answer) => answer.body))}`).not.toEqual([
+          200, 200,
+        ])
+        for (const answer of answers) if (answer.status !== 200) expect(answer.body.code).toBe('conflict')
+      }
+      // What is stored is a tree: every path lists as either a file or a folder, never both.
+      const listed = await server.call('list_files', { recursive: true }, { workspace: 'race' })
+      const files = new Set(
+        listed.body.entries
+          .filter((entry: { type: string }) => entry.type === 'file')
+          .map((entry: { path: string }) => entry.path),
+      )
+      const folders = listed.body.entries
+        .filter((entry: { type: string }) => entry.type === 'dir')
+        .map((entry: { path: string }) => entry.path)
+      expect(folders.filter((folder: string) => files.has(folder))).toEqual([])
     })
   })
 

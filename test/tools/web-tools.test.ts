@@ -118,6 +118,24 @@ describe('http_fetch', () => {
     expect(injected.body.field).toBe('headers')
   })
 
+  it('answers 400 naming the header for a value HTTP cannot carry, never 502', async () => {
+    const before = web.hits.length
+    for (const value of ['snow \u2603', 'bell \u0007', 'nul \u0000', 'del \u007f', 'line \u2028']) {
+      const result = await server.call('http_fetch', { url: `${web.url}/echo`, headers: { 'X-Odd': value } })
+      expect(result.status, JSON.stringify(value)).toBe(400)
+      expect(result.body).toMatchObject({ code: 'validation', field: 'headers', header: 'X-Odd' })
+      expect(result.body.detail).toContain('"X-Odd"')
+      expect(result.body.hint).toMatch(/U\+00FF/)
+    }
+    // Nothing was sent for any of them; latin-1 and tabs still go through.
+    expect(web.hits.length).toBe(before)
+    const latin = await server.call('http_fetch', { url: `${web.url}/echo`, headers: { 'X-Latin': 'caf\u00e9\tok' } })
+    expect(latin.status).toBe(200)
+    expect(JSON.parse(latin.body.body).headers['x-latin']).toBe(
+      Buffer.from('caf\u00e9\tok', 'latin1').toString('latin1'),
+    )
+  })
+
   it('follows a 303 as GET and reports the final URL', async () => {
     const result = await server.call('http_fetch', { url: `${web.url}/redirect`, method: 'POST', body: 'x' })
     expect(result.body.final_url).toBe(`${web.url}/echo`)

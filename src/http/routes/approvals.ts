@@ -10,6 +10,8 @@ export const PendingApproval = z
     title: z.string().describe('What the call does, e.g. "Edit src/app.ts", for the approval card.'),
     tool: z.string(),
     preview: z.unknown().describe('A unified diff, { deletes: [path] }, or the title and input.'),
+    truncated: z.literal(true).optional().describe('Set when the preview was cut to the response limit.'),
+    hint: z.string().optional().describe('With truncated: how to see the whole change.'),
     expires_at: z.string(),
     approve_url: z.string().describe('POST {"decision": "approve"} or {"decision": "reject"} here.'),
   })
@@ -58,7 +60,7 @@ export function registerApprovalRoutes(app: OpenAPIHono<AppEnv>, caller: Caller)
     const { id } = context.req.valid('param')
     const { decision } = context.req.valid('json')
     const outcome = await caller.decide(context.get('principal'), id, decision, {
-      origin: new URL(context.req.url).origin,
+      origin: context.get('linkOrigin'),
       signal: context.req.raw.signal,
     })
     if ('rejected' in outcome) return context.json({ status: 'rejected', approval_id: id } as never, 200)

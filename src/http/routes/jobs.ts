@@ -71,18 +71,17 @@ export const cancelJob = createRoute({
   },
 })
 /** GET /v1/jobs/{id} (get_job, for polling) and DELETE /v1/jobs/{id} (cancel_job). */
-export function registerJobRoutes(app: OpenAPIHono<AppEnv>, jobs: JobRunner, publicUrl: string | undefined): void {
-  const origin = (request: Request) => publicUrl ?? new URL(request.url).origin
+export function registerJobRoutes(app: OpenAPIHono<AppEnv>, jobs: JobRunner): void {
   app.openapi(getJob, async (context) => {
     const { id } = context.req.valid('param')
     const job = await jobs.get(context.get('principal').tenant, id)
     if (!job) throw notFound(id)
-    return context.json(publicJob(job, jobStatusUrl(origin(context.req.raw), job.id)) as never, 200)
+    return context.json(publicJob(job, jobStatusUrl(context.get('linkOrigin'), job.id)) as never, 200)
   })
   app.openapi(cancelJob, async (context) => {
     const { id } = context.req.valid('param')
     const job = await jobs.cancel(context.get('principal').tenant, id)
     if (!job) throw notFound(id)
-    return context.json(publicJob(job, jobStatusUrl(origin(context.req.raw), job.id)) as never, 200)
+    return context.json(publicJob(job, jobStatusUrl(context.get('linkOrigin'), job.id)) as never, 200)
   })
 }

@@ -30,7 +30,7 @@ const DryRunFlag = z
   .openapi({
     param: { name: 'dry_run', in: 'query' },
     description:
-      'true: change nothing and return { dry_run: true, preview } (a unified diff, or what would be deleted).',
+      'true: change nothing and return { dry_run: true, preview } (a unified diff, or what would be deleted; a preview past the response limit is cut, with truncated: true and a hint).',
   })
 
 const problemContent = { 'application/problem+json': { schema: Problem } }

@@ -55,11 +55,14 @@ export function registerToolRoutes(app: OpenAPIHono<AppEnv>, deps: ToolRouteDeps
       input: await readInput(context, tool, caller),
       principal: context.get('principal'),
       workspaceId: query.data.workspace,
-      origin: new URL(context.req.url).origin,
+      origin: context.get('linkOrigin'),
       signal: context.req.raw.signal,
     }
     const admission = await caller.admit(call, { dryRun: query.data.dry_run === 'true' })
-    if (admission?.kind === 'dry_run') return context.json({ dry_run: true, preview: admission.preview }, 200)
+    if (admission?.kind === 'dry_run') {
+      const { kind: _, ...fitted } = admission
+      return context.json({ dry_run: true, ...fitted }, 200)
+    }
     if (admission?.kind === 'pending_approval') return context.json(admission.pending, 202)
     if (wantsEventStream(context.req.header('accept'))) return streamCall(context, caller, call, deps.log)
     const wantsAsync = query.data.async === 'true' || /\brespond-async\b/i.test(context.req.header('prefer') ?? '')

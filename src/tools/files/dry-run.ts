@@ -1,15 +1,11 @@
-import { createTwoFilesPatch } from 'diff'
 import { normalizeWorkspacePath } from '../../core/paths'
 import type { Workspace } from '../../workspace/workspace'
 import type { DryRunContext } from '../tool'
+import { unifiedDiff } from './preview-diff'
 import { decodeText } from './text'
 import { multiEditText, replaceFirstText, textAfterWrite } from './transforms'
 
 // What a file tool would do, computed with the tool's own text transformation; each changes nothing.
-
-function unifiedDiff(path: string, before: string, after: string, created = false): string {
-  return createTwoFilesPatch(created ? '/dev/null' : `a/${path}`, `b/${path}`, before, after)
-}
 
 async function readText(workspace: Workspace, path: string, maxBytes: number) {
   const file = await workspace.readFile(path, maxBytes)
@@ -48,7 +44,7 @@ export const multiEditDryRun = async (
   { workspace, limits }: DryRunContext,
 ) => {
   const file = await readText(workspace, input.path, limits.maxFileBytes)
-  return unifiedDiff(file.path, file.text, multiEditText(file.text, file.path, input.edits))
+  return unifiedDiff(file.path, file.text, await multiEditText(file.text, file.path, input.edits))
 }
 
 export const deleteFileDryRun = async (input: { path: string }, { workspace }: DryRunContext) => ({

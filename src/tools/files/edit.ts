@@ -69,7 +69,7 @@ export const multiEdit = defineTool({
   output: EditOutput.extend({ edits_applied: z.number().int() }),
   async run(input, { workspace, limits }) {
     const file = await workspace.readFile(input.path, limits.maxFileBytes)
-    const text = multiEditText(decodeText(file.bytes, file.path), file.path, input.edits)
+    const text = await multiEditText(decodeText(file.bytes, file.path), file.path, input.edits)
     const written = await writeAfterEdit(workspace, file, text, limits.maxFileBytes)
     return { path: written.path, bytes_written: written.bytes, edits_applied: input.edits.length }
   },

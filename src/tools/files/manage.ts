@@ -1,9 +1,8 @@
-import picomatch from 'picomatch/posix.js'
 import { z } from 'zod'
-import { ToolError } from '../../core/errors'
 import type { WorkspaceEntry } from '../../workspace/workspace'
 import { defineTool } from '../tool'
 import { deleteFileDryRun } from './dry-run'
+import { globFilter } from './glob'
 import { WorkspacePath } from './schemas'
 
 export const deleteFile = defineTool({
@@ -37,16 +36,8 @@ const responseOverhead = 2_000
 
 function matcherFor(glob: string | undefined, recursive: boolean) {
   if (!glob) return undefined
-  let isMatch: (path: string) => boolean
-  try {
-    // A pattern without '/' matches names at any depth when recursive, like `find -name`.
-    isMatch = picomatch(glob, { dot: true, basename: recursive && !glob.includes('/'), strictBrackets: true })
-  } catch (error) {
-    throw new ToolError('validation', `Invalid glob ${JSON.stringify(glob)}: ${(error as Error).message}`, {
-      hint: 'Use a glob such as "*.ts", "src/**/*.md" or "**/test_*.py".',
-      details: { field: 'glob' },
-    })
-  }
+  // A pattern without '/' matches names at any depth when recursive, like `find -name`.
+  const isMatch = globFilter(glob, { basename: recursive })
   return (_entry: WorkspaceEntry, relativePath: string) => isMatch(relativePath)
 }
 

@@ -29,6 +29,15 @@ describe('applyLinePatches', () => {
     expect(applyLinePatches('a\r\nb\r\n', [patch(1, 1, 'x\ny')])).toBe('x\r\ny\r\nb\r\n')
   })
 
+  it('applies a patch of any number of lines, and many patches, in one linear pass', () => {
+    const many = Array.from({ length: 200_000 }, (_, index) => `n${index}`)
+    expect(applyLinePatches('a\nb\n', [patch(2, 2, many.join('\n'))])).toBe(`a\n${many.join('\n')}\n`)
+    const file = `${Array.from({ length: 2000 }, (_, index) => `l${index + 1}`).join('\n')}\n`
+    const every = Array.from({ length: 1000 }, (_, index) => patch(index * 2 + 1, index * 2 + 1, `L${index * 2 + 1}`))
+    const expected = Array.from({ length: 2000 }, (_, index) => (index % 2 === 0 ? `L${index + 1}` : `l${index + 1}`))
+    expect(applyLinePatches(file, every)).toBe(`${expected.join('\n')}\n`)
+  })
+
   it('refuses overlaps, shared start lines and out-of-range lines with the patch index', () => {
     const failure = (text: string, patches: ReturnType<typeof patch>[]) => {
       try {

@@ -12,9 +12,11 @@ function invalidPatch(index: number, field: string, message: string, hint: strin
 }
 
 /**
- * Applies line-range patches bottom-up, so each patch's line numbers refer to the original file.
- * end_line = start_line - 1 inserts before start_line (start_line = total + 1 appends).
- * Patches that overlap or start on the same line are refused: their result would depend on order.
+ * Applies line-range patches whose line numbers all refer to the original file, in one pass from the top:
+ * original lines are copied up to each patch, the patch's lines go in instead of its range, so the work is
+ * linear in the file and the patches, however many lines a patch brings (no spread into a call, whose
+ * arguments live on the stack). end_line = start_line - 1 inserts before start_line (start_line = total + 1
+ * appends). Patches that overlap or start on the same line are refused: their result would depend on order.
  */
 export function applyLinePatches(text: string, patches: readonly LinePatch[]): string {
   const lines = splitLines(text)
@@ -52,17 +54,29 @@ export function applyLinePatches(text: string, patches: readonly LinePatch[]): s
       )
     }
   }
-  for (const patch of ascending.reverse()) {
-    // Bottom-up: lines before this patch are still the original ones; lines after it may have changed.
-    const last = lines.length - 1
-    const fileLacksFinalEnding = last >= 0 && !(lines[last] as string).endsWith('\n')
-    const rangeEndsFile = patch.end_line === lines.length
-    if (patch.start_line === lines.length + 1 && fileLacksFinalEnding) lines[last] += eol
+  const last = total - 1
+  const fileLacksFinalEnding = last >= 0 && !(lines[last] as string).endsWith('\n')
+  const patched: string[] = []
+  let next = 0
+  for (const [position, patch] of ascending.entries()) {
+    while (next < patch.start_line - 1) patched.push(lines[next++] as string)
+    // An append to a file without a final line ending first ends its last line (unless a patch replaced it).
+    const tail = patched.length - 1
+    if (
+      patch.start_line === total + 1 &&
+      fileLacksFinalEnding &&
+      tail >= 0 &&
+      !(patched[tail] as string).endsWith('\n')
+    )
+      patched[tail] += eol
     let content =
       eol === '\r\n' && !patch.content.includes('\r\n') ? patch.content.replace(/\n/g, '\r\n') : patch.content
     // Keep lines separate: the new text ends with a line ending unless it now ends a file that had none.
-    if (content !== '' && !content.endsWith('\n') && !(rangeEndsFile && fileLacksFinalEnding)) content += eol
-    lines.splice(patch.start_line - 1, patch.end_line - patch.start_line + 1, ...splitLines(content))
+    const endsFile = patch.end_line === total && position === ascending.length - 1
+    if (content !== '' && !content.endsWith('\n') && !(endsFile && fileLacksFinalEnding)) content += eol
+    for (const line of splitLines(content)) patched.push(line)
+    next = patch.end_line
   }
-  return lines.join('')
+  while (next < total) patched.push(lines[next++] as string)
+  return patched.join('')
 }

@@ -53,12 +53,6 @@ export function spliceText(text: string, index: number, removedLength: number, i
   return text.slice(0, index) + inserted + text.slice(index + removedLength)
 }
 
-export function countOccurrences(text: string, search: string): number {
-  let count = 0
-  for (let index = text.indexOf(search); index !== -1; index = text.indexOf(search, index + search.length)) count++
-  return count
-}
-
 export function lineNumberAt(text: string, index: number): number {
   let line = 1
   for (

@@ -1,6 +1,8 @@
+import { cpuSlices } from '../../core/cpu-slices'
 import { ToolError } from '../../core/errors'
 import { applyLinePatches } from './patch'
-import { countOccurrences, lineNumberAt, spliceText } from './text'
+import { countOccurrences, findText } from './search'
+import { lineNumberAt, spliceText } from './text'
 
 /**
  * The edits of write_file, apply_edit, revert_edit and multi_edit as pure text transformations: the
@@ -17,16 +19,25 @@ function notFound(path: string, field: string, index?: number): ToolError {
 
 /** apply_edit / revert_edit as a pure text transformation (a dry run computes exactly what the call writes). */
 export function replaceFirstText(text: string, path: string, edit: { old_text: string; new_text: string }) {
-  const index = text.indexOf(edit.old_text)
+  const index = findText(text, edit.old_text)
   if (index === -1) throw notFound(path, 'old_text')
   return { text: spliceText(text, index, edit.old_text.length, edit.new_text), line: lineNumberAt(text, index) }
 }
 
-/** multi_edit as a pure text transformation: all edits in order, or a not_found naming the first that fails. */
-export function multiEditText(text: string, path: string, edits: readonly { old_text: string; new_text: string }[]) {
+/**
+ * multi_edit as a pure text transformation: all edits in order, or a not_found naming the first that fails.
+ * Each edit is a search of the whole file (up to ~100 ms for 8 MB); the event loop gets a turn between them.
+ */
+export async function multiEditText(
+  text: string,
+  path: string,
+  edits: readonly { old_text: string; new_text: string }[],
+): Promise<string> {
+  const slices = cpuSlices()
   let updated = text
   for (const [index, edit] of edits.entries()) {
-    const position = updated.indexOf(edit.old_text)
+    await slices.pause()
+    const position = findText(updated, edit.old_text)
     if (position === -1) throw notFound(path, `edits.${index}.old_text`, index)
     updated = spliceText(updated, position, edit.old_text.length, edit.new_text)
   }
@@ -59,7 +70,7 @@ export function textAfterWrite(
         details: { field: 'old_text', matches },
       })
     }
-    return spliceText(text, text.indexOf(oldText), oldText.length, input.new_text as string)
+    return spliceText(text, findText(text, oldText), oldText.length, input.new_text as string)
   }
   return applyLinePatches(text, input.patches ?? [])
 }

@@ -50,11 +50,14 @@ function removeFurniture(document: ReturnType<typeof parseHTML>['document']): vo
   }
 }
 
+const tooDeep = `The page nests its elements more than ${MAX_HTML_NESTING} levels deep, too deep to find its main text: this is all of its text, without links or formatting.`
+
 /**
  * A page nested too deeply for Readability, linkedom and turndown (they recurse per level, and take
- * depth times size): all its text, read in one pass over the markup, as text, markdown and paragraphs.
+ * depth times size), or too large for them to finish in time: all its text, read in one pass over the
+ * markup, as text, markdown and paragraphs. `note` says why the caller got this instead.
  */
-function plainPage(html: string): ReadablePage {
+export function plainPage(html: string, note = tooDeep): ReadablePage {
   const { title, text } = plainTextOf(html)
   return {
     title,
@@ -67,7 +70,7 @@ function plainPage(html: string): ReadablePage {
       .join('\n'),
     text,
     markdown: text,
-    note: `The page nests its elements more than ${MAX_HTML_NESTING} levels deep, too deep to find its main text: this is all of its text, without links or formatting.`,
+    note,
   }
 }
 

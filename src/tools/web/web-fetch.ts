@@ -2,9 +2,11 @@ import { z } from 'zod'
 import { ToolError } from '../../core/errors'
 import { decodeTextBody, parseContentType } from '../../net/content-type'
 import { cutToJsonBudget } from '../files/text'
-import { defineTool } from '../tool'
+import { offloaded } from '../offload'
+import { defineTool, type ToolContext } from '../tool'
 import { requireHttp } from './http-fetch'
 import type { ReadablePage } from './readable'
+import { webTasks } from './tasks'
 
 const htmlTypes = new Set(['text/html', 'application/xhtml+xml'])
 
@@ -42,7 +44,7 @@ export const webFetch = defineTool({
     truncated: z.boolean(),
     hint: z.string().optional(),
   }),
-  async run(input, { http, browser, signal }) {
+  async run(input, { http, browser, signal, offload }) {
     if (input.render) {
       if (!browser) {
         throw new ToolError('unavailable', 'No browser is available to render pages on this server.', {
@@ -52,7 +54,13 @@ export const webFetch = defineTool({
       const client = requireHttp(http)
       await client.check(input.url)
       const rendered = await browser.renderPage(input.url, (url) => client.check(url), signal)
-      return shape(input, await readPage(rendered.html, rendered.finalUrl), rendered.finalUrl, 200, false)
+      return shape(
+        input,
+        await readPage(rendered.html, rendered.finalUrl, { offload, signal }),
+        rendered.finalUrl,
+        200,
+        false,
+      )
     }
     const response = await requireHttp(http).request({
       url: input.url,
@@ -74,22 +82,32 @@ export const webFetch = defineTool({
       )
     }
     const isHtml = htmlTypes.has(parseContentType(contentType).mediaType) || /^\s*<(!doctype html|html)/i.test(body)
-    const page = isHtml ? await readPage(body, response.finalUrl) : { raw: body }
+    const page = isHtml ? await readPage(body, response.finalUrl, { offload, signal }) : { raw: body }
     return shape(input, page, response.finalUrl, response.status, response.truncated)
   },
 })
 
+// Longest the extraction of one page may take before its plain text is returned instead.
+const readPageTimeoutMs = 15_000
+
 /**
- * The readable text of an HTML page. Pages too deeply nested for Readability are read as plain text
- * before it runs; should a stack overflow (or a string too long) still escape, the caller gets a 413
- * naming the page instead of an internal error.
+ * The readable text of an HTML page, extracted off the event loop (offload). Pages too deeply nested for
+ * Readability are read as plain text before it runs, and so are pages it cannot finish in time; should a
+ * stack overflow (or a string too long) still escape, the caller gets a 413 naming the page instead of an
+ * internal error.
  */
-async function readPage(html: string, url: string): Promise<ReadablePage> {
-  // Readability, linkedom and turndown load on the first HTML page, not at every start.
-  const { extractReadable } = await import('./readable')
+async function readPage(
+  html: string,
+  url: string,
+  { offload, signal }: Pick<ToolContext, 'offload' | 'signal'>,
+): Promise<ReadablePage> {
   try {
-    return extractReadable(html, url)
+    return await offloaded(offload, webTasks, 'read-page', { html, url }, { signal, timeoutMs: readPageTimeoutMs })
   } catch (error) {
+    if (error instanceof ToolError && error.code === 'timeout' && !signal.aborted) {
+      const note = `The page is too large or complex to find its main text within ${readPageTimeoutMs / 1000} s: this is all of its text, without links or formatting.`
+      return offloaded(offload, webTasks, 'plain-page', { html, note }, { signal })
+    }
     if (!(error instanceof RangeError)) throw error
     throw new ToolError('size_exceeded', `${url} is too large or too deeply nested to extract its text.`, {
       hint: 'Use http_fetch to read the page as it is.',

@@ -91,6 +91,18 @@ export function decodeCsv(bytes: Uint8Array): string {
   }
 }
 
+/** A CSV file's one sheet is named after the file; asking for another is a not_found. */
+export function csvSheetName(fileName: string, sheet: string | undefined): string {
+  const name = fileName.replace(/\.[^.]*$/, '') || 'Sheet1'
+  if (sheet !== undefined && sheet !== name) {
+    throw new ToolError('not_found', `A CSV file has one sheet, ${JSON.stringify(name)}.`, {
+      hint: 'Leave sheet out for CSV files.',
+      details: { field: 'sheet' },
+    })
+  }
+  return name
+}
+
 export function analyzeCsv(
   bytes: Uint8Array,
   name: string,

@@ -1,9 +1,9 @@
 import { z } from 'zod'
-import { ToolError } from '../../../core/errors'
 import { readInputFile } from '../../../downloads/handoff'
 import { FileInputFields } from '../../../downloads/schemas'
+import { offloaded } from '../../offload'
 import { defineTool } from '../../tool'
-import { analyzeCsv } from './csv'
+import { documentTasks } from '../tasks'
 import type { SheetProfile } from './profile'
 
 const Sample = z.union([z.string(), z.number(), z.boolean(), z.null()])
@@ -75,32 +75,26 @@ export const excelAnalyze = defineTool({
   }),
   async run(input, context) {
     const file = await readInputFile(input, context)
-    const zip = file.bytes[0] === 0x50 && file.bytes[1] === 0x4b
-    const options = { sampleRows: input.sample_rows, signal: context.signal }
-    let sheets: SheetProfile[]
-    let sheetNames: string[]
-    if (zip) {
-      const analysis = await (await import('./xlsx')).analyzeXlsx(file.bytes, { ...options, sheet: input.sheet })
-      sheets = analysis.sheets
-      sheetNames = analysis.sheetNames
-    } else {
-      const name = file.name.replace(/\.[^.]*$/, '') || 'Sheet1'
-      if (input.sheet !== undefined && input.sheet !== name) {
-        throw new ToolError('not_found', `A CSV file has one sheet, ${JSON.stringify(name)}.`, {
-          hint: 'Leave sheet out for CSV files.',
-          details: { field: 'sheet' },
-        })
-      }
-      sheets = [analyzeCsv(file.bytes, name, options)]
-      sheetNames = [name]
-    }
+    // Read cell by cell: seconds of CPU for a large sheet, done off the event loop.
+    const { format, sheets, sheetNames } = await offloaded(
+      context.offload,
+      documentTasks,
+      'analyze-spreadsheet',
+      {
+        bytes: file.bytes,
+        name: file.name,
+        ...(input.sheet === undefined ? {} : { sheet: input.sheet }),
+        sampleRows: input.sample_rows,
+      },
+      { signal: context.signal },
+    )
     const fitted = fitToBudget(
       sheets,
       context.limits.maxResponseChars - responseOverhead - JSON.stringify(sheetNames).length,
     )
     const rows = fitted.sheets.reduce((total, sheet) => total + sheet.row_count, 0)
     return {
-      file: { name: file.name, size: file.bytes.byteLength, format: zip ? ('xlsx' as const) : ('csv' as const) },
+      file: { name: file.name, size: file.bytes.byteLength, format },
       sheet_names: sheetNames,
       sheets: fitted.sheets,
       summary: `${sheetNames.length} sheet${sheetNames.length === 1 ? '' : 's'}; ${rows.toLocaleString('en-US')} rows analyzed${fitted.truncated ? ' (details shortened)' : ''}.`,

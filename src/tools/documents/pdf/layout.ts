@@ -43,6 +43,8 @@ export function cleanText(text: string): string {
   return text.replace(/\t/g, '    ').replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, '')
 }
 
+const maxPieceCharacters = 500
+
 /** Breaks spans into lines no wider than `width`; '\n' forces a break, over-long words are cut. */
 export function wrapSpans(spans: readonly Span[], width: number, measure: Measure): Line[] {
   const lines: Line[] = []
@@ -76,14 +78,21 @@ export function wrapSpans(spans: readonly Span[], width: number, measure: Measur
           add(span, token)
           continue
         }
+        // A word wider than the line is cut by adding up its characters' widths, once each: measuring the
+        // growing piece again per character was quadratic (a 600,000-character word, or 30,000 combining
+        // marks, whose zero width never filled a line). A piece holds at most maxPieceCharacters.
         let part = ''
+        let partWidth = 0
         for (const character of token) {
-          if (part !== '' && measure(part + character, span.font, span.size) > width) {
+          const characterWidth = measure(character, span.font, span.size)
+          if (part !== '' && (partWidth + characterWidth > width || part.length >= maxPieceCharacters)) {
             add(span, part)
             push()
             part = ''
+            partWidth = 0
           }
           part += character
+          partWidth += characterWidth
         }
         if (part) add(span, part)
       }

@@ -3,9 +3,10 @@ import type { PaperFormat, PdfRenderOptions } from '../../../browser/types'
 import { ToolError } from '../../../core/errors'
 import { fileOutput, saveOutputFile } from '../../../downloads/handoff'
 import { FileOutputFields, OutputPath } from '../../../downloads/schemas'
+import { offloaded } from '../../offload'
 import { defineTool, type ToolContext } from '../../tool'
-import { parseMarkdown } from '../markdown'
-import { markdownDocument, sanitizeTemplate } from './html'
+import { documentTasks } from '../tasks'
+import { sanitizeTemplate } from './html'
 import type { TextPdfOptions } from './render-text'
 
 // Page sizes in points, portrait.
@@ -115,10 +116,15 @@ function browserOptions(request: Input): PdfRenderOptions {
   }
 }
 
-/** Markdown through pdf-lib, loaded on first use like every heavy document library. */
-async function renderMarkdownWithoutBrowser(blocks: ReturnType<typeof parseMarkdown>, options: TextPdfOptions) {
-  const { renderBlocksPdf } = await import('./render-text')
-  return renderBlocksPdf(blocks, options)
+/** Markdown through pdf-lib, off the event loop (pdf-lib lays out about a thousand lines a second). */
+function renderMarkdownWithoutBrowser(request: Input, context: ToolContext) {
+  return offloaded(
+    context.offload,
+    documentTasks,
+    'markdown-pdf',
+    { markdown: request.content, options: textOptions(request) },
+    { signal: context.signal },
+  )
 }
 
 async function render(
@@ -126,22 +132,34 @@ async function render(
   context: ToolContext,
 ): Promise<{ bytes: Uint8Array; pages: number; renderer: 'chromium' | 'pdf-lib' }> {
   if (request.content_type === 'text') {
-    const { renderPlainTextPdf } = await import('./render-text')
-    return { ...(await renderPlainTextPdf(request.content, textOptions(request))), renderer: 'pdf-lib' }
+    const rendered = await offloaded(
+      context.offload,
+      documentTasks,
+      'text-pdf',
+      { text: request.content, options: textOptions(request) },
+      { signal: context.signal },
+    )
+    return { ...rendered, renderer: 'pdf-lib' }
   }
   const { browser } = context
   if (!browser) {
     if (request.content_type === 'markdown') {
-      return {
-        ...(await renderMarkdownWithoutBrowser(parseMarkdown(request.content), textOptions(request))),
-        renderer: 'pdf-lib',
-      }
+      return { ...(await renderMarkdownWithoutBrowser(request, context)), renderer: 'pdf-lib' }
     }
     throw new ToolError('unavailable', 'HTML to PDF needs a browser, and this deployment has none.', {
       hint: 'Send the document as content_type "markdown" or "text", which render without a browser.',
     })
   }
-  const html = request.content_type === 'html' ? request.content : markdownDocument(request.content, request.title)
+  const html =
+    request.content_type === 'html'
+      ? request.content
+      : await offloaded(
+          context.offload,
+          documentTasks,
+          'markdown-html',
+          { markdown: request.content, title: request.title },
+          { signal: context.signal },
+        )
   let bytes: Uint8Array
   try {
     bytes = await browser.renderPdf(html, browserOptions(request), context.signal)
@@ -150,14 +168,10 @@ async function render(
     if (request.content_type !== 'markdown' || !(error instanceof ToolError) || error.code !== 'unavailable')
       throw error
     context.log.warn('browser unavailable; markdown rendered with pdf-lib', { detail: error.message })
-    return {
-      ...(await renderMarkdownWithoutBrowser(parseMarkdown(request.content), textOptions(request))),
-      renderer: 'pdf-lib',
-    }
+    return { ...(await renderMarkdownWithoutBrowser(request, context)), renderer: 'pdf-lib' }
   }
-  // pdf-lib loads on first use, like every heavy document library.
-  const { PDFDocument } = await import('pdf-lib')
-  const pages = (await PDFDocument.load(bytes, { updateMetadata: false })).getPageCount()
+  // Parsing a PDF of thousands of pages to count them is CPU work too.
+  const pages = await offloaded(context.offload, documentTasks, 'pdf-pages', { bytes }, { signal: context.signal })
   if (pages > maxPages) {
     throw new ToolError('size_exceeded', `The document has ${pages} pages; the limit is ${maxPages}.`, {
       hint: 'Split the content into several PDFs.',
