@@ -22,6 +22,8 @@ export interface Principal {
 /** What a scope check needs of a tool: its name, and for a source tool its id and source. */
 export interface ScopedTool {
   name: string
+  /** Callable by every key (the job tools). */
+  everyKey?: boolean | undefined
   id?: string | undefined
   source?: string | undefined
 }
@@ -43,7 +45,7 @@ export function storedPrincipal(stored: { id: string; tenant: string; tools: rea
 /** May this principal see and call the tool? A built-in by name or id; a source tool by id or source. */
 export function mayCall(principal: Principal, tool: ScopedTool): boolean {
   const scope = principal.tools
-  if (!scope) return true
+  if (!scope || tool.everyKey) return true
   if (tool.source === undefined) return scope.has(tool.name) || scope.has(`builtin:${tool.name}`)
   return (tool.id !== undefined && scope.has(tool.id)) || scope.has(`${tool.source}:*`)
 }

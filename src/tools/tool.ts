@@ -46,6 +46,16 @@ export interface Tool<Input extends AnyZodObject = AnyZodObject, Output extends 
   /** The source that declared the tool; unset for built-ins. Labels logs and metrics. */
   source?: string
   /**
+   * Listed for, and callable by, every key whatever its tool scope (the job tools: a key that may start a
+   * long call must be able to collect it). Such a tool only sees its caller's tenant.
+   */
+  everyKey?: boolean
+  /**
+   * The route the OpenAPI document describes this tool by instead of POST /v1/tools/{name} (the job
+   * tools are GET and DELETE /v1/jobs/{id}, under the same operationIds).
+   */
+  describedBy?: string
+  /**
    * The JSON Schemas the catalog publishes, when the tool was declared with JSON Schema (a source tool)
    * rather than derived from `input` and `output` (built-ins).
    */
