@@ -155,6 +155,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
     registry,
     storage,
     limits: { maxFileBytes: config.calls.maxFileBytes, maxResponseChars: config.calls.maxResponseChars },
+    shell: services.shell,
   })
   registerOpenApiRoute(app, registry, config.http.publicUrl, serviceVersion)
   registerDocsRoutes(app, deps.docsAssets)

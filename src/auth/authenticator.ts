@@ -38,6 +38,7 @@ export function createAuthenticator(keys: readonly ApiKey[]): Authenticator {
     tools: undefined,
     requireApproval: new Set(),
     approver: false,
+    egress: undefined,
   }
   const hashed = Promise.all(
     keys.map(async (apiKey, index) => ({
@@ -48,6 +49,7 @@ export function createAuthenticator(keys: readonly ApiKey[]): Authenticator {
         tools: apiKey.tools ? new Set(apiKey.tools) : undefined,
         requireApproval: new Set(apiKey.require_approval ?? []),
         approver: apiKey.approver === true,
+        egress: apiKey.egress,
       },
     })),
   )

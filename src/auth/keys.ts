@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { effects } from '../core/effects'
+import { type EgressPolicy, egressPolicySchema } from '../core/egress'
 import { isValidIdentifier } from '../core/paths'
 import { ConfigError, describeIssues, splitList } from '../core/settings'
 
@@ -13,6 +14,8 @@ export interface ApiKey {
   require_approval?: Array<(typeof effects)[number]>
   /** May decide its tenant's pending approvals (keys file: approver). */
   approver?: boolean
+  /** Narrows the server's shell egress policy for this key (keys file: egress). */
+  egress?: EgressPolicy
 }
 
 const keyEntrySchema = z
@@ -25,13 +28,19 @@ const keyEntrySchema = z
       .optional()
       .describe('Effects whose calls need approval, e.g. ["destructive", "write"].'),
     approver: z.boolean().optional().describe("May decide its tenant's pending approvals (POST /v1/approvals/{id})."),
+    egress: egressPolicySchema
+      .optional()
+      .describe(
+        'Where this key\'s commands may connect: "none", "public" or { "allow": [...] }, within TOOLPORT_SHELL_EGRESS.',
+      ),
   })
+  .strict()
   .refine((entry) => !(entry.approver && entry.require_approval?.length), {
     message: 'a key cannot both need approval and give it (it could approve its own calls); use two keys',
     path: ['approver'],
   })
 
-/** The keys file: a JSON list of { tenant, key, tools?, require_approval?, approver? }. */
+/** The keys file: a JSON list of { tenant, key, tools?, require_approval?, approver?, egress? }. */
 export const keysFileSchema = z.array(keyEntrySchema)
 
 /** TOOLPORT_API_KEYS: "tenant=key,tenant=key"; a bare key belongs to tenant "default". */

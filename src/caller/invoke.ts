@@ -48,6 +48,7 @@ export async function invokeTool(invocation: Invocation): Promise<unknown> {
     ...invocation.services,
     emit: invocation.emit ?? (() => {}),
     ...(invocation.origin ? { origin: invocation.origin } : {}),
+    keyEgress: principal.egress,
   }
   let output: unknown
   if (deadlineMs === undefined) {

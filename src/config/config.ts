@@ -3,6 +3,7 @@ import type { ApiKey } from '../auth/keys'
 import { authSettings } from '../auth/settings'
 import { browserSettings } from '../browser/settings'
 import { callSettings } from '../caller/settings'
+import { egressBeyond } from '../core/egress'
 import { isLoopbackHost } from '../core/loopback'
 import {
   ConfigError,
@@ -18,7 +19,8 @@ import { jobSettings } from '../jobs/settings'
 import { searchSettings } from '../net/search/settings'
 import { netSettings } from '../net/settings'
 import { registrySettings } from '../registry/settings'
-import { sandboxSettings } from '../sandbox/settings'
+import { type EgressSettings, egressSettings } from '../sandbox/egress/settings'
+import { type SandboxSettings, sandboxSettings } from '../sandbox/settings'
 import { storageSettings } from '../storage/settings'
 import { environmentSettings } from '../tools/system/settings'
 import { workspaceSettings } from '../workspace/settings'
@@ -38,6 +40,7 @@ export const settingsDeclarations = {
   workspace: workspaceSettings,
   downloads: downloadSettings,
   sandbox: sandboxSettings,
+  egress: egressSettings,
   net: netSettings,
   search: searchSettings,
   environment: environmentSettings,
@@ -79,6 +82,7 @@ export function loadConfig(env: Environment, options: LoadConfigOptions): Config
   ) as unknown as { [K in keyof Declarations]: SliceOf<Declarations[K]> }
   const apiKeys = [...slices.auth.apiKeys, ...(options.fileKeys ?? [])]
   checkToolNames(slices.registry.enabled, apiKeys, options.toolNames)
+  checkEgress(slices.egress, slices.sandbox, apiKeys)
   if (new Set(apiKeys.map((apiKey) => apiKey.key)).size !== apiKeys.length) {
     throw new ConfigError('TOOLPORT_API_KEYS / TOOLPORT_KEYS_FILE: the same key is listed twice')
   }
@@ -88,6 +92,23 @@ export function loadConfig(env: Environment, options: LoadConfigOptions): Config
     )
   }
   return { ...slices, runtime, apiKeys }
+}
+
+/** A key may only narrow the server's egress, and the proxy must be the containers' only way out. */
+function checkEgress(egress: EgressSettings, sandbox: SandboxSettings, apiKeys: readonly ApiKey[]): void {
+  for (const apiKey of apiKeys) {
+    const beyond = apiKey.egress ? egressBeyond(egress.policy, apiKey.egress) : undefined
+    if (beyond) {
+      throw new ConfigError(
+        `key of tenant ${apiKey.tenant}: egress ${beyond} is beyond TOOLPORT_SHELL_EGRESS=${egress.policy.mode}${egress.policy.mode === 'allow' ? ' and its TOOLPORT_SHELL_EGRESS_ALLOW' : ''}; a key may only narrow the server's policy`,
+      )
+    }
+  }
+  if (egress.policy.mode !== 'none' && sandbox.container && sandbox.container.network !== 'none') {
+    throw new ConfigError(
+      `TOOLPORT_SHELL_EGRESS=${egress.policy.mode} needs TOOLPORT_CONTAINER_NETWORK=none: with a network of their own, containers would not need the egress proxy to get out.`,
+    )
+  }
 }
 
 function checkToolNames(enabled: string[] | undefined, apiKeys: readonly ApiKey[], toolNames: readonly string[]): void {

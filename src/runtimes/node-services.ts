@@ -3,7 +3,7 @@ import { resolve } from 'node:path'
 import { createChromiumBrowser } from '../browser/chromium'
 import type { Config } from '../config/config'
 import type { Logger } from '../core/logger'
-import { createNodeHttpClient } from '../net/node-http'
+import { createNodeHttpClient, type Resolver } from '../net/node-http'
 import { createConfiguredSearch } from '../net/search/configured'
 import type { PolicyWorkerOptions } from '../sandbox/policy/command-lister'
 import { setupShell } from '../sandbox/setup'
@@ -20,13 +20,18 @@ export async function createNodeServices(
   config: Config,
   env: Record<string, string | undefined>,
   log: Logger,
-  options: { shell: boolean; policyWorker?: PolicyWorkerOptions },
+  options: { shell: boolean; policyWorker?: PolicyWorkerOptions; egressResolve?: Resolver },
 ): Promise<NodeServices> {
   const http = createNodeHttpClient({ policy: { allowHosts: config.net.allowHosts } })
   const shell = options.shell
     ? await setupShell(config.sandbox, env, log, {
         maxFileBytes: config.calls.maxFileBytes,
         ...(options.policyWorker ? { policyWorker: options.policyWorker } : {}),
+        egress: {
+          settings: config.egress,
+          trustedHosts: config.net.allowHosts,
+          ...(options.egressResolve ? { resolve: options.egressResolve } : {}),
+        },
       })
     : { shell: undefined, problem: undefined }
   const dataDir = resolve(config.storage.dataDir)

@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ToolError } from '../core/errors'
 import type { ObjectStore } from '../storage/store'
+import type { EgressRun, EgressService } from './egress/egress'
+import type { EgressLayer } from './egress/target'
 import type { OutputStream, Sandbox, SandboxRunResult, SandboxStatus } from './executors/sandbox'
 import type { Limiter } from './limiter'
 import { createWorkspaceMirrors, type WorkspaceMirrors } from './mirror/mirror'
@@ -11,6 +13,8 @@ import type { CommandPolicy } from './policy/policy'
 
 export interface ShellRequest {
   storage: ObjectStore
+  /** The caller's tenant (egress metrics). */
+  tenant: string
   workspacePrefix: string
   command: string
   /** Normalized workspace-relative folder ('' for the root). */
@@ -20,6 +24,11 @@ export interface ShellRequest {
   timeoutMs: number
   signal: AbortSignal
   onOutput?: (stream: OutputStream, text: string) => void
+  /**
+   * The egress policies that apply, outermost first (server, key, call), each already checked to be
+   * within the one before it. Unset or ending in none: no network.
+   */
+  egress?: readonly EgressLayer[]
 }
 
 export interface ShellResult extends SandboxRunResult {
@@ -27,6 +36,8 @@ export interface ShellResult extends SandboxRunResult {
   skipped: SkippedFile[]
   /** Objects fetched from storage before the run (0 when the local copy was current). */
   downloaded: number
+  /** What the command contacted through the egress proxy; unset when it had no network. */
+  egress?: EgressRun<unknown>['report']
 }
 
 /** What the execute_command tool sees: run a command over a workspace, with sync both ways. */
@@ -34,6 +45,13 @@ export interface ShellService {
   status(): SandboxStatus
   readonly limiter: Limiter
   readonly policy: CommandPolicy
+  /** The operator's egress policy and limits, and the per-tenant counts. */
+  readonly egress: EgressService
+  /**
+   * 'proxy': commands have no network but what the egress policy opens through toolport's proxy.
+   * 'host': the process executor (Lambda), whose commands have the host's network; no policy applies.
+   */
+  readonly network: 'proxy' | 'host'
   execute(request: ShellRequest): Promise<ShellResult>
 }
 
@@ -45,6 +63,7 @@ export interface ShellServiceOptions {
   /** Persistent workspace copies (bwrap); undefined means a fresh copy per call, removed after (process). */
   mirrorsRoot: string | undefined
   owner: { uid: number; gid: number } | undefined
+  egress: EgressService
 }
 
 async function assertFolder(root: string, cwd: string): Promise<void> {
@@ -104,6 +123,8 @@ export function createShellService(options: ShellServiceOptions): ShellService {
   return {
     limiter: options.limiter,
     policy: options.policy,
+    egress: options.egress,
+    network: options.sandbox.executor === 'process' ? 'host' : 'proxy',
     status: () => options.sandbox.status(),
     async execute(request) {
       assertImage(options.sandbox, request.image)
@@ -113,18 +134,29 @@ export function createShellService(options: ShellServiceOptions): ShellService {
           const checkout = await mirrors.checkout(request.storage, request.workspacePrefix, request.signal)
           try {
             await assertFolder(checkout.dir, request.cwd)
-            const result = await options.sandbox.run({
-              command: request.command,
-              workspaceDir: checkout.dir,
-              cwd: request.cwd,
-              ...(request.image ? { image: request.image } : {}),
-              timeoutMs: request.timeoutMs,
-              signal: request.signal,
-              ...(request.onOutput ? { onOutput: request.onOutput } : {}),
-            })
+            // Only a sandbox that can route through the proxy ever gets a session (and so any network).
+            const layers = options.sandbox.egress ? (request.egress ?? []) : []
+            const run = await options.egress.around(request.tenant, layers, (channel) =>
+              options.sandbox.run({
+                command: request.command,
+                workspaceDir: checkout.dir,
+                cwd: request.cwd,
+                ...(request.image ? { image: request.image } : {}),
+                timeoutMs: request.timeoutMs,
+                signal: request.signal,
+                ...(request.onOutput ? { onOutput: request.onOutput } : {}),
+                ...(channel ? { egressSocket: channel.socketPath, notes: channel.notes } : {}),
+              }),
+            )
             // Every sandboxed process is dead here, so the scan cannot race with the command.
             const sync = await checkout.commit()
-            return { ...result, filesChanged: sync.changes, skipped: sync.skipped, downloaded: checkout.downloaded }
+            return {
+              ...run.value,
+              filesChanged: sync.changes,
+              skipped: sync.skipped,
+              downloaded: checkout.downloaded,
+              ...(run.report ? { egress: run.report } : {}),
+            }
           } finally {
             await checkout.release()
           }

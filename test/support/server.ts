@@ -7,6 +7,8 @@ import { createApp } from '../../src/app'
 import type { ApiKey } from '../../src/auth/keys'
 import { loadConfig } from '../../src/config/config'
 import { silentLogger } from '../../src/core/logger'
+import type { Resolver } from '../../src/net/node-http'
+import { createNodeMetrics } from '../../src/runtimes/node-metrics'
 import { createNodeServices } from '../../src/runtimes/node-services'
 import { createFsStorage } from '../../src/storage/fs'
 import type { ObjectStore } from '../../src/storage/store'
@@ -46,6 +48,10 @@ export async function startTestServer(
     /** Replaces the catalog (e.g. with a test-only tool). */
     tools?: readonly Tool[]
     services?: Partial<ToolServices>
+    /** DNS answers for the sandbox's egress proxy (names of test fixtures on loopback). */
+    egressResolve?: Resolver
+    /** Serve /metrics (prom-client), as the Node service does by default. */
+    metrics?: boolean
   } = {},
 ): Promise<TestServer> {
   const dataDir = await mkdtemp(join(tmpdir(), 'toolport-test-'))
@@ -57,7 +63,10 @@ export async function startTestServer(
   )
   const storage = options.storage ?? (await createFsStorage({ root: join(dataDir, 'data') }))
   // The sandbox is set up only where a suite asks for it: bwrap probing costs a few hundred ms.
-  const node = await createNodeServices(config, process.env, silentLogger, { shell: options.shell ?? false })
+  const node = await createNodeServices(config, process.env, silentLogger, {
+    shell: options.shell ?? false,
+    ...(options.egressResolve ? { egressResolve: options.egressResolve } : {}),
+  })
   if (options.shell && !node.services.shell) throw new Error(`no sandbox for the test server: ${node.shellProblem}`)
   const app = createApp({
     config,
@@ -65,6 +74,7 @@ export async function startTestServer(
     log: silentLogger,
     ...(options.tools ? { tools: options.tools } : {}),
     services: { ...node.services, ...options.services },
+    ...(options.metrics ? { metrics: createNodeMetrics(() => node.services) } : {}),
   })
   const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' })
   await new Promise<void>((resolve) => server.once('listening', resolve))

@@ -1,5 +1,6 @@
 import { lstat, mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import { type ForwarderRuntime, forwarderArgv, forwarderMounts } from '../egress/forwarder'
 import type { CgroupManager } from './cgroup'
 import type { Sandbox, SandboxLimits, SandboxRunRequest, SandboxRunResult, SandboxStatus } from './sandbox'
 import { probeSandbox, runSandboxedChild, workspaceLimitOf } from './sandboxed-child'
@@ -14,6 +15,8 @@ export interface BwrapOptions {
   etcDir: string
   /** Top-level host entries that are symlinks into /usr on this system (usrmerge): /bin, /lib, … */
   usrMergedLinks: ReadonlyMap<string, string>
+  /** The egress forwarder; undefined: no run ever gets network. */
+  forwarder: ForwarderRuntime | undefined
 }
 
 const sandboxUid = 1000
@@ -65,7 +68,15 @@ async function existing(paths: readonly string[]): Promise<string[]> {
   return found.filter((path): path is string => path !== undefined)
 }
 
-export async function bwrapArguments(options: BwrapOptions, request: SandboxRunRequest): Promise<string[]> {
+/**
+ * `innerLimits`: rlimits applied to the command alone, inside the sandbox. RLIMIT_AS goes there when the
+ * command runs behind the egress forwarder: Node cannot even start under an address-space limit.
+ */
+export async function bwrapArguments(
+  options: BwrapOptions,
+  request: SandboxRunRequest,
+  innerLimits: readonly string[] = [],
+): Promise<string[]> {
   const args = [
     '--unshare-all',
     '--die-with-parent',
@@ -100,7 +111,16 @@ export async function bwrapArguments(options: BwrapOptions, request: SandboxRunR
     ...request.env,
   }
   for (const [name, value] of Object.entries(env)) args.push('--setenv', name, value)
-  args.push('--', '/bin/sh', '-c', request.command)
+  const shell = ['/bin/sh', '-c', request.command]
+  const command = innerLimits.length > 0 ? ['prlimit', ...innerLimits, '--', ...shell] : shell
+  if (request.egressSocket && options.forwarder) {
+    // The host's /usr and /lib are visible here: node needs only its binary and the script.
+    for (const mount of forwarderMounts(options.forwarder, request.egressSocket, false))
+      args.push('--ro-bind', mount.source, mount.target)
+    args.push('--', ...forwarderArgv(options.forwarder, command, false))
+  } else {
+    args.push('--', ...command)
+  }
   return args
 }
 
@@ -108,7 +128,9 @@ export function createBwrapSandbox(options: BwrapOptions): Sandbox {
   const { limits } = options
   const enforced: Record<string, string> = {
     isolation: 'bubblewrap: new user, pid, net, ipc, uts, mount and cgroup namespaces; read-only /usr; private /tmp',
-    network: 'none (empty network namespace)',
+    network: options.forwarder
+      ? "empty network namespace; calls with egress reach only toolport's proxy (a Unix socket bound into the sandbox)"
+      : 'none (empty network namespace)',
     user: options.sandboxUser
       ? `uid ${sandboxUid} in the sandbox, host uid ${options.sandboxUser.uid}; all capabilities dropped`
       : `uid ${sandboxUid} in the sandbox, the service's own host uid; all capabilities dropped`,
@@ -124,16 +146,19 @@ export function createBwrapSandbox(options: BwrapOptions): Sandbox {
   }
   return {
     executor: 'bwrap',
+    egress: options.forwarder !== undefined,
     status: (): SandboxStatus => ({ executor: 'bwrap', status: 'ok', enforced }),
     async run(request): Promise<SandboxRunResult> {
       const cgroup = await options.cgroups?.create({ memoryBytes: limits.memoryBytes, pids: limits.pids })
       try {
+        const addressSpace = cgroup ? [] : [`--as=${limits.memoryBytes}`]
+        const behindForwarder = request.egressSocket !== undefined && options.forwarder !== undefined
         const rlimits = [
           `--nofile=${limits.openFiles}`,
           `--fsize=${limits.fileBytes}`,
           // With a pids cgroup, RLIMIT_NPROC only guards the shared host uid as a whole.
           `--nproc=${cgroup ? limits.pids * 8 : limits.pids}`,
-          ...(cgroup ? [] : [`--as=${limits.memoryBytes}`]),
+          ...(behindForwarder ? [] : addressSpace),
         ]
         const dropUser = options.sandboxUser
           ? [
@@ -150,7 +175,7 @@ export function createBwrapSandbox(options: BwrapOptions): Sandbox {
           '--',
           ...dropUser,
           options.bwrapPath,
-          ...(await bwrapArguments(options, request)),
+          ...(await bwrapArguments(options, request, behindForwarder ? addressSpace : [])),
         ]
         const result = await runSandboxedChild(
           {

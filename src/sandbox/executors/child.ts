@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process'
 import { createOutputCapture } from './capture'
-import type { OutputStream, SandboxRunResult } from './sandbox'
+import type { NoteChannel, OutputStream, SandboxRunResult } from './sandbox'
 
 export interface ChildRun {
   file: string
@@ -11,6 +11,8 @@ export interface ChildRun {
   signal: AbortSignal
   maxOutputBytes: number
   onOutput?: (stream: OutputStream, text: string) => void
+  /** Extra stderr lines from outside the process (egress refusals), kept and streamed like its own. */
+  notes?: NoteChannel
   /** Polled while the command runs; a returned reason kills the run (e.g. the workspace grew too big). */
   watchdog?: { intervalMs: number; check: () => Promise<string | undefined> }
 }
@@ -82,6 +84,10 @@ export function runChild(run: ChildRun): Promise<Omit<SandboxRunResult, 'limitEx
 
     let exitCode: number | null = null
     let settled = false
+    const note = collect('stderr')
+    run.notes?.attach((text) => {
+      if (!settled) note(Buffer.from(text))
+    })
     const finish = () => {
       if (settled) return
       settled = true

@@ -14,6 +14,8 @@ export function createProcessSandbox(limits: SandboxLimits, prlimitPath: string 
   const rlimits = `RLIMIT_FSIZE ${limits.fileBytes} bytes, RLIMIT_NOFILE ${limits.openFiles}, RLIMIT_AS ${limits.memoryBytes} bytes`
   return {
     executor: 'process',
+    // No network namespace of its own: commands have the host's network, so no egress policy applies.
+    egress: false,
     status: () => ({
       executor: 'process',
       status: 'ok',

@@ -23,6 +23,7 @@ export function runSandboxedChild(program: SandboxedProgram, request: SandboxRun
     signal: request.signal,
     maxOutputBytes: limits.maxOutputBytes,
     ...(request.onOutput ? { onOutput: request.onOutput } : {}),
+    ...(request.notes ? { notes: request.notes } : {}),
     watchdog: {
       intervalMs: 250,
       check: workspaceWatchdog(request.workspaceDir, limits.workspaceBytes, limits.workspaceEntries),
