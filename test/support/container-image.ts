@@ -15,14 +15,10 @@ import {
   writeFile,
 } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
+import { basename, dirname, join } from 'node:path'
 import { promisify } from 'node:util'
 
 const run = promisify(execFile)
-
-// The egress suite runs the clients the acceptance names: curl and Python's urllib (with its standard library).
-const pythonVersion = '3.11'
-const pythonLibrary = `/usr/lib/python${pythonVersion}`
 
 /**
  * A small image for the container executor's tests, built here because no registry is reachable:
@@ -34,8 +30,10 @@ const pythonLibrary = `/usr/lib/python${pythonVersion}`
 export async function ensureTestImage(engine: 'podman' | 'docker' = 'podman'): Promise<string> {
   const busybox = await realpath('/bin/busybox')
   const node = await realpath(process.execPath)
+  // The egress suite's clients: curl, and Python's urllib with the standard library it needs.
   const curl = await realpath('/usr/bin/curl')
-  const python = await realpath(`/usr/bin/python${pythonVersion}`)
+  const python = await realpath('/usr/bin/python3')
+  const pythonLibrary = `/usr/lib/${basename(python)}`
   const modules = await listFiles(pythonLibrary)
   const extensions = modules.filter((file) => file.endsWith('.so'))
   const linked = await Promise.all([busybox, node, curl, python, ...extensions].map(linkedLibraries))
@@ -57,8 +55,8 @@ export async function ensureTestImage(engine: 'podman' | 'docker' = 'podman'): P
       await symlink('busybox', join(root, 'bin', applet))
     await copyFile(node, join(root, 'usr/bin/node'))
     await copyFile(curl, join(root, 'usr/bin/curl'))
-    await copyFile(python, join(root, `usr/bin/python${pythonVersion}`))
-    await symlink(`python${pythonVersion}`, join(root, 'usr/bin/python3'))
+    await copyFile(python, join(root, 'usr/bin', basename(python)))
+    await symlink(basename(python), join(root, 'usr/bin/python3'))
     await cp(pythonLibrary, join(root, pythonLibrary), { recursive: true })
     for (const library of libraries) {
       await mkdir(join(root, dirname(library)), { recursive: true })
@@ -90,7 +88,10 @@ export async function leftoverContainers(engine: 'podman' | 'docker'): Promise<s
 
 async function listFiles(folder: string): Promise<string[]> {
   const entries = await readdir(folder, { withFileTypes: true, recursive: true })
-  return entries.filter((entry) => entry.isFile()).map((entry) => join(entry.parentPath, entry.name))
+  // parentPath is Node 20.12+; path is its older name.
+  return entries
+    .filter((entry) => entry.isFile())
+    .map((entry) => join(entry.parentPath ?? (entry as { path?: string }).path ?? folder, entry.name))
 }
 
 async function imageExists(engine: string, image: string): Promise<boolean> {

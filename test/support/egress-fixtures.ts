@@ -123,9 +123,19 @@ function answer(request: IncomingMessage, response: ServerResponse): void {
     return
   }
   if (request.url?.startsWith('/bytes/')) {
-    const count = Number(request.url.slice('/bytes/'.length))
-    response.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(count) })
-    response.end(Buffer.alloc(count, 'y'))
+    let left = Number(request.url.slice('/bytes/'.length)) || 0
+    response.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(left) })
+    const chunk = Buffer.alloc(64 * 1024, 'y')
+    const pump = () => {
+      while (left > 0) {
+        const part = left >= chunk.byteLength ? chunk : chunk.subarray(0, left)
+        left -= part.byteLength
+        if (!response.write(part)) return
+      }
+      response.end()
+    }
+    response.on('drain', pump)
+    pump()
     return
   }
   let received = 0

@@ -17,16 +17,29 @@ if (!socketPath || separator !== '--' || !file) {
   process.exit(125)
 }
 let child
-const server = net.createServer({ allowHalfOpen: true }, (client) => {
-  const upstream = net.connect({ path: socketPath, allowHalfOpen: true })
+// Downloads read into one reusable buffer per connection and wait until the kernel took each chunk:
+// no allocation or copy per chunk in JavaScript (see sandbox/egress/relay.ts).
+const readBufferBytes = 256 * 1024
+const server = net.createServer({ allowHalfOpen: true, noDelay: true }, (client) => {
+  const upstream = net.connect({
+    path: socketPath,
+    allowHalfOpen: true,
+    onread: {
+      buffer: Buffer.allocUnsafe(readBufferBytes),
+      callback(count, buffer) {
+        upstream.pause()
+        client.write(buffer.subarray(0, count), () => upstream.resume())
+      },
+    },
+  })
   const cut = () => {
     client.destroy()
     upstream.destroy()
   }
   client.on('error', cut)
   upstream.on('error', cut)
+  upstream.on('end', () => client.end())
   client.pipe(upstream)
-  upstream.pipe(client)
 })
 server.on('error', (error) => {
   process.stderr.write('toolport: the egress forwarder could not listen: ' + error.message + '\n')

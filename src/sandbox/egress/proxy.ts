@@ -1,9 +1,9 @@
 import { chmod, chown, rm } from 'node:fs/promises'
-import { connect, createServer, type Socket } from 'node:net'
+import { createServer, type Socket } from 'node:net'
 import { parseProxyRequest, proxyAnswer, tunnelOpen } from './http-head'
 import { createEgressLedger, type EgressLedger, type EgressReport } from './ledger'
 import { HandshakeError, type HandshakeReader, handshakeReader } from './reader'
-import { relay } from './relay'
+import { connectUpstream, relay, type Upstream } from './relay'
 import type { EgressLimits } from './settings'
 import { readSocksRequest, socksReplies, socksReply } from './socks'
 import { checkTarget, type TargetRules } from './target'
@@ -108,11 +108,11 @@ async function serveHttp(
   } else {
     const granted = ledger.takeOut(opened.host, request.head.byteLength)
     if (granted < request.head.byteLength) {
-      opened.upstream.destroy()
+      opened.upstream.socket.destroy()
       client.destroy()
       return
     }
-    opened.upstream.write(request.head)
+    opened.upstream.socket.write(request.head)
   }
   await relay(client, opened.upstream, {
     host: opened.host,
@@ -149,7 +149,7 @@ async function serveSocks(
   })
 }
 
-type Opened = { host: string; upstream: Socket } | { refusal: string; failed: boolean }
+type Opened = { host: string; upstream: Upstream } | { refusal: string; failed: boolean }
 
 /** Checks the target, takes a connection from the call's budget, and connects to the checked address. */
 async function openUpstream(
@@ -169,29 +169,13 @@ async function openUpstream(
     return { refusal: `toolport: egress to ${verdict.host} refused: ${limit}`, failed: false }
   }
   try {
-    const upstream = await connectTo(verdict.address, port, verdict.family)
+    const upstream = await connectUpstream(verdict.address, port, verdict.family, connectTimeoutMs)
     return { host: verdict.host, upstream }
   } catch (error) {
     const reason = connectionProblem(error)
     ledger.failed(verdict.host, reason)
     return { refusal: `toolport: egress to ${verdict.host} failed: ${reason}`, failed: true }
   }
-}
-
-function connectTo(address: string, port: number, family: 4 | 6): Promise<Socket> {
-  return new Promise((resolve, reject) => {
-    const socket = connect({ host: address, port, family, allowHalfOpen: true, noDelay: true })
-    socket.setTimeout(connectTimeoutMs, () =>
-      socket.destroy(Object.assign(new Error('timeout'), { code: 'ETIMEDOUT' })),
-    )
-    socket.once('error', reject)
-    socket.once('connect', () => {
-      socket.setTimeout(0)
-      socket.off('error', reject)
-      socket.pause()
-      resolve(socket)
-    })
-  })
 }
 
 function connectionProblem(error: unknown): string {
