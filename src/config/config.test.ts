@@ -143,6 +143,9 @@ describe('shell egress settings', () => {
         TOOLPORT_CONTAINER_NETWORK: 'bridge',
       }),
     ).toThrow(/needs TOOLPORT_CONTAINER_NETWORK=none/)
+    expect(() => load({ TOOLPORT_SHELL_EGRESS: 'public', TOOLPORT_SANDBOX: 'process' })).toThrow(
+      /cannot be enforced with TOOLPORT_SANDBOX=process/,
+    )
   })
 
   it('lets a key narrow the server policy, never widen it', () => {

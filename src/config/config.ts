@@ -104,6 +104,11 @@ function checkEgress(egress: EgressSettings, sandbox: SandboxSettings, apiKeys: 
       )
     }
   }
+  if (egress.policy.mode !== 'none' && sandbox.executor === 'process') {
+    throw new ConfigError(
+      `TOOLPORT_SHELL_EGRESS=${egress.policy.mode} cannot be enforced with TOOLPORT_SANDBOX=process: its commands have the host's network (docs/sandbox.md).`,
+    )
+  }
   if (egress.policy.mode !== 'none' && sandbox.container && sandbox.container.network !== 'none') {
     throw new ConfigError(
       `TOOLPORT_SHELL_EGRESS=${egress.policy.mode} needs TOOLPORT_CONTAINER_NETWORK=none: with a network of their own, containers would not need the egress proxy to get out.`,
