@@ -196,6 +196,7 @@ export async function setupShell(
     maxFileBytes: options.maxFileBytes,
     mirrorsRoot: sandbox.executor === 'process' ? undefined : join(workDir, 'workspaces'),
     owner,
+    workspaceLimits: { bytes: settings.limits.workspaceBytes, entries: settings.limits.workspaceEntries },
     egress: createEgressService({
       policy: egressSettings.policy,
       limits: egressSettings.limits,

@@ -1,12 +1,14 @@
-import { lstat, mkdtemp, rm } from 'node:fs/promises'
+import { lstat, mkdtemp } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ToolError } from '../core/errors'
 import type { ObjectStore } from '../storage/store'
 import type { EgressRun, EgressService } from './egress/egress'
 import type { EgressLayer } from './egress/target'
+import { workspaceLimitPassed } from './executors/disk-usage'
 import type { OutputStream, Sandbox, SandboxRunResult, SandboxStatus } from './executors/sandbox'
 import type { Limiter } from './limiter'
+import { measureTree, removeTree } from './mirror/handles'
 import { createWorkspaceMirrors, type WorkspaceMirrors } from './mirror/mirror'
 import type { FileChange, SkippedFile } from './mirror/types'
 import type { CommandPolicy } from './policy/policy'
@@ -38,6 +40,8 @@ export interface ShellResult extends SandboxRunResult {
   downloaded: number
   /** What the command contacted through the egress proxy; unset when it had no network. */
   egress?: EgressRun<unknown>['report']
+  /** The command left the workspace past a limit: none of its changes were saved, the copy is back to storage's. */
+  discarded?: boolean
 }
 
 /** What the execute_command tool sees: run a command over a workspace, with sync both ways. */
@@ -64,6 +68,8 @@ export interface ShellServiceOptions {
   mirrorsRoot: string | undefined
   owner: { uid: number; gid: number } | undefined
   egress: EgressService
+  /** The workspace's size and entry limits, checked once more before anything is synced back. */
+  workspaceLimits: { bytes: number; entries: number }
 }
 
 async function assertFolder(root: string, cwd: string): Promise<void> {
@@ -116,7 +122,8 @@ export function createShellService(options: ShellServiceOptions): ShellService {
     try {
       return await use(createWorkspaceMirrors({ root, maxFileBytes: options.maxFileBytes }))
     } finally {
-      await rm(root, { recursive: true, force: true })
+      // At any depth: a command can nest folders past PATH_MAX, where rm with full paths fails.
+      await removeTree(root)
     }
   }
 
@@ -148,7 +155,25 @@ export function createShellService(options: ShellServiceOptions): ShellService {
                 ...(channel ? { egressSocket: channel.socketPath, notes: channel.notes } : {}),
               }),
             )
-            // Every sandboxed process is dead here, so the scan cannot race with the command.
+            // Every sandboxed process is dead here, so neither the count nor the scan can race with the command.
+            // The watchdog only samples: a command can pass a limit between two samples, so the limits are
+            // checked once more on the whole tree, and a workspace past one keeps none of the run's changes.
+            const { bytes, entries } = options.workspaceLimits
+            const passed = run.value.limitExceeded?.startsWith('workspace')
+              ? run.value.limitExceeded
+              : workspaceLimitPassed(await measureTree(checkout.dir, entries, { unlock: true }), bytes, entries)
+            if (passed) {
+              await checkout.discard()
+              return {
+                ...run.value,
+                limitExceeded: passed,
+                filesChanged: [],
+                skipped: [],
+                downloaded: checkout.downloaded,
+                discarded: true,
+                ...(run.report ? { egress: run.report } : {}),
+              }
+            }
             const sync = await checkout.commit()
             return {
               ...run.value,

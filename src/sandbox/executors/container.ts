@@ -170,7 +170,7 @@ export function createContainerSandbox(options: ContainerOptions): Sandbox {
     cpu: `${options.engine} --cpus ${options.cpus}`,
     file_size: `RLIMIT_FSIZE ${limits.fileBytes} bytes`,
     open_files: `RLIMIT_NOFILE ${limits.openFiles}`,
-    workspace: `${limits.workspaceBytes} bytes and ${limits.workspaceEntries} entries, checked every 250 ms`,
+    workspace: `${limits.workspaceBytes} bytes and ${limits.workspaceEntries} entries: sampled every 250 ms, counted at any depth once the command ended; past them nothing is synced`,
     images: options.images.join(', '),
   }
   return {

@@ -1,6 +1,7 @@
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { removeTree } from '../mirror/handles'
 import type { Sandbox, SandboxLimits, SandboxRunResult } from './sandbox'
 import { runSandboxedChild, workspaceLimitOf } from './sandboxed-child'
 
@@ -23,7 +24,7 @@ export function createProcessSandbox(limits: SandboxLimits, prlimitPath: string 
         isolation: 'none beyond the host (intended for AWS Lambda micro-VMs): scrubbed environment, own process group',
         network: 'not restricted',
         rlimits: prlimitPath ? rlimits : 'none: prlimit (util-linux) is not installed',
-        workspace: `${limits.workspaceBytes} bytes, checked every 250 ms`,
+        workspace: `${limits.workspaceBytes} bytes and ${limits.workspaceEntries} entries: sampled every 250 ms, counted at any depth once the command ended; past them nothing is synced`,
       },
     }),
     async run(request): Promise<SandboxRunResult> {
@@ -58,7 +59,8 @@ export function createProcessSandbox(limits: SandboxLimits, prlimitPath: string 
         const { killedFor, ...rest } = result
         return { ...rest, limitExceeded: workspaceLimitOf(killedFor) }
       } finally {
-        await rm(scratch, { recursive: true, force: true })
+        // HOME and TMPDIR of the command: it may have nested folders past PATH_MAX there too.
+        await removeTree(scratch)
       }
     },
   }

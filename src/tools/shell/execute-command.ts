@@ -138,6 +138,9 @@ export const executeCommand = defineTool({
         ? `The command was killed after ${input.timeout_seconds} s; raise timeout_seconds or do less per call.`
         : '',
       result.limitExceeded ? `The sandbox stopped the command: ${result.limitExceeded} limit reached.` : '',
+      result.discarded
+        ? 'Nothing was saved back: the workspace is as it was before the call (a command that leaves it past a limit keeps none of its changes). Make less, or delete what you do not need, within one call.'
+        : '',
       truncated
         ? 'Output was cut; redirect it to a file (cmd > out.txt) and read that with read_file line ranges.'
         : '',
