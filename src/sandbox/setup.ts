@@ -6,13 +6,7 @@ import type { Resolver } from '../net/node-http'
 import { createEgressService } from './egress/egress'
 import { type ForwarderRuntime, prepareForwarder } from './egress/forwarder'
 import type { EgressSettings } from './egress/settings'
-import {
-  type BwrapOptions,
-  createBwrapSandbox,
-  findUsrMergedLinks,
-  probeBwrap,
-  writeSandboxEtc,
-} from './executors/bwrap'
+import { type BwrapOptions, createBwrapSandbox, findUsrMergedLinks, probeBwrap } from './executors/bwrap'
 import { probeCgroups } from './executors/cgroup'
 import {
   type ContainerOptions,
@@ -79,15 +73,12 @@ async function createBwrap(
   if (root && !(await findProgram('setpriv', env))) return 'setpriv (util-linux) is not installed'
   const workDir = resolve(settings.workDir)
   await mkdir(workDir, { recursive: true, mode: 0o711 })
-  const etcDir = join(workDir, 'etc')
-  await writeSandboxEtc(etcDir)
   const options: BwrapOptions = {
     bwrapPath,
     limits: settings.limits,
     // As root, the sandbox drops to an unprivileged host uid: rlimits then apply and files it makes are not root's.
     sandboxUser: root ? settings.user : undefined,
     cgroups: await probeCgroups(),
-    etcDir,
     usrMergedLinks: await findUsrMergedLinks(),
     forwarder: await forwarderFor(egress, workDir),
   }

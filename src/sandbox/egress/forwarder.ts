@@ -16,7 +16,7 @@ import { forwarderSource } from './forwarder-source'
 export const egressFolder = '/run/toolport'
 export const socketTarget = `${egressFolder}/egress.sock`
 const nodeTarget = `${egressFolder}/node`
-const scriptTarget = `${egressFolder}/forwarder.cjs`
+export const scriptTarget = `${egressFolder}/forwarder.cjs`
 const libraryFolder = `${egressFolder}/lib`
 
 export interface ForwarderRuntime {
@@ -67,13 +67,18 @@ async function linkedLibraries(program: string): Promise<Pick<ForwarderRuntime, 
 }
 
 /**
- * What the sandbox must see for the forwarder: the socket, the script, node, and (for an image that
- * may lack the host's libraries) node's loader and libraries.
+ * What the sandbox must see for the forwarder: the socket, the script (unless the executor hands it
+ * over as data), node, and (for an image that may lack the host's libraries) node's loader and libraries.
  */
-export function forwarderMounts(runtime: ForwarderRuntime, socketPath: string, ownLibraries: boolean): Mount[] {
+export function forwarderMounts(
+  runtime: ForwarderRuntime,
+  socketPath: string,
+  ownLibraries: boolean,
+  withScript = true,
+): Mount[] {
   const mounts: Mount[] = [
     { source: socketPath, target: socketTarget },
-    { source: runtime.script, target: scriptTarget },
+    ...(withScript ? [{ source: runtime.script, target: scriptTarget }] : []),
     { source: runtime.node, target: nodeTarget },
   ]
   if (ownLibraries && runtime.loader) {

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process'
+import type { Writable } from 'node:stream'
 import { createOutputCapture } from './capture'
 import type { NoteChannel, OutputStream, SandboxRunResult } from './sandbox'
 
@@ -15,6 +16,11 @@ export interface ChildRun {
   notes?: NoteChannel
   /** Polled while the command runs; a returned reason kills the run (e.g. the workspace grew too big). */
   watchdog?: { intervalMs: number; check: () => Promise<string | undefined> }
+  /**
+   * Data the program reads from descriptors 3, 4, … (pipes, each closed after its data): how bwrap gets
+   * its arguments and generated files without a host path on its command line (`--args 3`).
+   */
+  inputs?: readonly Uint8Array[]
 }
 
 // After the main process is gone, how long to wait for pipes held open by stray descendants.
@@ -34,8 +40,14 @@ export function runChild(run: ChildRun): Promise<Omit<SandboxRunResult, 'limitEx
     const child = spawn(run.file, run.args, {
       env: run.env,
       ...(run.cwd ? { cwd: run.cwd } : {}),
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: ['ignore', 'pipe', 'pipe', ...(run.inputs ?? []).map(() => 'pipe' as const)],
       detached: true,
+    })
+    ;(run.inputs ?? []).forEach((data, index) => {
+      const pipe = child.stdio[3 + index] as Writable | null
+      // A program that exits before reading (a failed start) closes the pipe: nothing to report.
+      pipe?.on('error', () => {})
+      pipe?.end(data)
     })
     let killedFor: string | undefined
     let timedOut = false

@@ -10,6 +10,8 @@ export interface SandboxedProgram {
   args: string[]
   env: Record<string, string>
   cwd?: string
+  /** Data for descriptors 3, 4, … of the program (see runChild). */
+  inputs?: readonly Uint8Array[]
 }
 
 /**
