@@ -2,6 +2,8 @@ import { execFileSync } from 'node:child_process'
 import { describe } from 'vitest'
 import { ensureTestImage } from '../support/container-image'
 import { egressContract } from '../support/egress-contract'
+import { egressHarness } from '../support/egress-harness'
+import { egressLimitsContract } from '../support/egress-limits-contract'
 
 // The egress suite on Docker's engine, where a daemon answers (.ci/run starts one); see shell-docker.test.ts.
 function dockerAnswers(): boolean {
@@ -16,10 +18,12 @@ function dockerAnswers(): boolean {
 
 describe.runIf(dockerAnswers())('egress on docker', () => {
   const env: Record<string, string> = { TOOLPORT_SANDBOX: 'container', TOOLPORT_CONTAINER_ENGINE: 'docker' }
-  egressContract(
+  const harness = egressHarness(
     () => env,
     async () => {
       env.TOOLPORT_CONTAINER_IMAGE = await ensureTestImage('docker')
     },
   )
+  egressContract(harness)
+  egressLimitsContract(harness)
 })

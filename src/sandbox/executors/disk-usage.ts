@@ -1,4 +1,4 @@
-import { measureTree, type TreeUsage } from '../mirror/handles'
+import { measureTree, type TreeUsage } from '../mirror/tree'
 
 /**
  * Bytes and entries under a folder at any depth, never following symbolic links, through handles

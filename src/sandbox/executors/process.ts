@@ -1,7 +1,7 @@
 import { mkdtemp } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { removeTree } from '../mirror/handles'
+import { removeTree } from '../mirror/tree'
 import type { Sandbox, SandboxLimits, SandboxRunResult } from './sandbox'
 import { runSandboxedChild, workspaceLimitOf } from './sandboxed-child'
 

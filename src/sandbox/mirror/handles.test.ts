@@ -3,7 +3,8 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { measureTree, pathIn, removeTree, walkHandles } from './handles'
+import { pathIn, walkHandles } from './handles'
+import { measureTree, removeTree } from './tree'
 
 const folderFlags = constants.O_RDONLY | constants.O_DIRECTORY
 

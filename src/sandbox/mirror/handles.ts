@@ -1,14 +1,4 @@
-import {
-  type BigIntStats,
-  chmodSync,
-  closeSync,
-  constants,
-  lstatSync,
-  openSync,
-  readdirSync,
-  rmdirSync,
-  unlinkSync,
-} from 'node:fs'
+import { type BigIntStats, chmodSync, closeSync, constants, lstatSync, openSync, readdirSync } from 'node:fs'
 import { timeSlices } from '../../storage/time-slices'
 
 /**
@@ -75,7 +65,7 @@ export function hasCode(error: unknown, ...codes: string[]): boolean {
 }
 
 /** null when the entry vanished, or sits in a folder the walk may not search (it counts as nothing). */
-function lstatOrNull(path: Buffer): BigIntStats | null {
+export function lstatOrNull(path: Buffer): BigIntStats | null {
   try {
     return lstatSync(path, { bigint: true })
   } catch (error) {
@@ -203,81 +193,4 @@ export async function walkHandles(
   } finally {
     for (const frame of frames) if (frame.fd !== -1) closeSync(frame.fd)
   }
-}
-
-/** Removes an entry of any kind at any depth below folder (a path); nothing is followed. */
-export async function removeTree(location: string | Buffer): Promise<void> {
-  const path = Buffer.from(location)
-  const stats = lstatOrNull(path)
-  if (!stats) return
-  if (!stats.isDirectory()) {
-    unlinkOrGone(path)
-    return
-  }
-  await walkHandles(
-    path,
-    {
-      enter(entry) {
-        if (entry.stats.isDirectory()) return true
-        unlinkOrGone(entry.at)
-        return false
-      },
-      leave(entry) {
-        rmdirOrGone(entry.at)
-      },
-    },
-    { unlock: true, ordered: false },
-  )
-  rmdirOrGone(path)
-}
-
-function unlinkOrGone(path: Buffer): void {
-  try {
-    unlinkSync(path)
-  } catch (error) {
-    if (!hasCode(error, 'ENOENT')) throw error
-  }
-}
-
-function rmdirOrGone(path: Buffer): void {
-  try {
-    rmdirSync(path)
-  } catch (error) {
-    if (!hasCode(error, 'ENOENT')) throw error
-  }
-}
-
-export interface TreeUsage {
-  /**
-   * Sum of the sizes of regular files, each path counted (a hard link counts again: the sync-back
-   * would upload it again).
-   */
-  bytes: number
-  entries: number
-}
-
-/** Bytes and entries below a folder at any depth; stops counting past maxEntries. */
-export async function measureTree(
-  root: string,
-  maxEntries: number,
-  options: HandleWalkOptions = {},
-): Promise<TreeUsage> {
-  let bytes = 0
-  let entries = 0
-  await walkHandles(
-    root,
-    {
-      enter(entry) {
-        entries++
-        if (entries > maxEntries) return 'stop'
-        if (entry.stats.isFile()) bytes += Number(entry.stats.size)
-        return entry.stats.isDirectory()
-      },
-    },
-    { ...options, ordered: false },
-  ).catch((error: unknown) => {
-    // The tree changes while a running command is measured: a folder that vanished mid-walk is nothing.
-    if (!hasCode(error, 'ENOENT', 'ENOTDIR')) throw error
-  })
-  return { bytes, entries }
 }

@@ -1,7 +1,8 @@
 import type { BigIntStats } from 'node:fs'
 import { lstat } from 'node:fs/promises'
 import { normalizeWorkspacePath } from '../../core/paths'
-import { hasCode, removeTree, walkHandles } from './handles'
+import { hasCode, walkHandles } from './handles'
+import { removeTree } from './tree'
 
 /**
  * Walking a mirror folder that an untrusted sandbox has written to. Everything is lstat'ed and no
