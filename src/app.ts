@@ -26,9 +26,15 @@ import { registerJobRoutes } from './http/routes/jobs'
 import { registerMcpRoute } from './http/routes/mcp'
 import { registerMetricsRoute } from './http/routes/metrics'
 import { registerOpenApiRoute } from './http/routes/openapi'
+import { registerSourceManifestSchemaRoute } from './http/routes/source-schema'
+import { registerSourceRoutes } from './http/routes/sources'
 import { registerToolRoutes } from './http/routes/tools'
 import type { JobDispatch } from './jobs/runner'
+import type { HttpClient } from './net/http'
+import { compatFeed } from './registry/compat/feed'
 import { createRegistry } from './registry/registry'
+import { createSourceHost, type SourceHost } from './registry/source-host'
+import type { ProcessStarter } from './sources/types'
 import type { ObjectStore } from './storage/store'
 import { selectTools } from './tools/builtins'
 import { noServices, type ToolServices } from './tools/services'
@@ -54,12 +60,28 @@ export interface AppDeps {
   lifecycle?: Lifecycle
   /** Where jobs run: unset, this process's queue; Lambda hands each to an invocation of its own. */
   jobDispatch?: JobDispatch
+  /** What tool sources need from the runtime; false: built-in tools only. */
+  sources?: SourceRuntime | false
+}
+
+/** The runtime's part in tool sources. */
+export interface SourceRuntime {
+  /** Starts sandboxed processes for stdio MCP servers; unset: such sources are in error. */
+  processes?: ProcessStarter
+  /** An outbound client that also allows the hosts an operator manifest names. */
+  httpAllowing?: (hosts: readonly string[]) => HttpClient
+  /** Whether connections and processes may stay open between calls (false on Lambda). Default true. */
+  keepWarm?: boolean
+  /** Values for operator manifests' { "secret": NAME }: the server's environment. */
+  environment?: Readonly<Record<string, string | undefined>>
 }
 
 /** The app and its caller (whose job runner a runtime may drive itself, as Lambda's job invocations do). */
 export interface BuiltApp {
   app: OpenAPIHono<AppEnv>
   caller: Caller
+  /** The live sources (undefined with sources off); the runtime feeds its folder in and closes it at exit. */
+  sources: SourceHost | undefined
 }
 
 /** The portable Hono app: every runtime builds its deps and hands requests to this. No module state. */
@@ -69,7 +91,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
 
 export function buildApp(deps: AppDeps): BuiltApp {
   const { config, storage, log } = deps
-  const registry = createRegistry(deps.tools ?? selectTools(config.registry.enabled))
+  const builtins = deps.tools ?? selectTools(config.registry.enabled)
   const authenticator = createAuthenticator(config.apiKeys)
   const publicUrl = config.http.configuredPublicUrl
   if (!config.downloads.signingSecret) {
@@ -94,6 +116,8 @@ export function buildApp(deps: AppDeps): BuiltApp {
     // The usage cache lives with this app, not in the module: two apps in one process never share it.
     quota: deps.services?.quota ?? (quotaBytes ? createTenantQuota({ limitBytes: quotaBytes }) : undefined),
   }
+  const sources = deps.sources === false ? undefined : createAppSources(deps, builtins, services)
+  const registry = createRegistry(builtins, sources)
   const caller = createCaller({
     registry,
     storage,
@@ -143,6 +167,8 @@ export function buildApp(deps: AppDeps): BuiltApp {
     log,
   })
   registerApprovalRoutes(app, caller)
+  registerSourceRoutes(app, sources)
+  registerSourceManifestSchemaRoute(app)
   registerCatalogRoute(app, registry)
   registerMcpRoute(app, {
     caller,
@@ -157,16 +183,40 @@ export function buildApp(deps: AppDeps): BuiltApp {
     limits: { maxFileBytes: config.calls.maxFileBytes, maxResponseChars: config.calls.maxResponseChars },
     shell: services.shell,
   })
-  registerOpenApiRoute(app, registry, config.http.publicUrl, serviceVersion)
+  registerOpenApiRoute(app, { registry, authenticator, publicUrl: config.http.publicUrl, version: serviceVersion })
   registerDocsRoutes(app, deps.docsAssets)
   registerHealthRoutes(app, storage, {
     shell: services.shell,
     shellProblem: deps.shellProblem,
-    shellEnabled: registry.find('execute_command') !== undefined,
+    shellEnabled: registry.builtin('execute_command') !== undefined,
     shellRequired: config.sandbox.executor === 'bwrap' || config.sandbox.executor === 'process',
     browser: services.browser,
   })
   registerFallbacks(app, registry)
   app.onError((error, context) => handleError(error, context, log))
-  return { app, caller }
+  return { app, caller, sources }
+}
+
+function createAppSources(deps: AppDeps, builtins: readonly Tool[], services: ToolServices): SourceHost {
+  const { config } = deps
+  const runtime = deps.sources || {}
+  const host = createSourceHost({
+    storage: deps.storage,
+    builtins,
+    log: deps.log,
+    refreshMs: config.registry.refreshMs,
+    upstreamRefreshMs: config.registry.upstreamRefreshMs,
+    tenantKinds: config.registry.tenantKinds,
+    maxTenantSources: config.registry.maxTenantSources,
+    http: services.http,
+    httpAllowing: runtime.httpAllowing,
+    processes: runtime.processes,
+    keepWarm: runtime.keepWarm ?? true,
+    environment: runtime.environment ?? {},
+    tenantSecrets: (tenant) =>
+      Object.assign({}, ...config.apiKeys.filter((key) => key.tenant === tenant).map((key) => key.secrets ?? {})),
+    maxResponseChars: config.calls.maxResponseChars,
+  })
+  if (config.registry.compatPacks.length > 0) void host.setFeed('compat', compatFeed(config.registry.compatPacks))
+  return host
 }

@@ -14,6 +14,7 @@ const layers: ReadonlyArray<readonly string[]> = [
   ['sandbox', 'workspace', 'jobs', 'approvals'],
   ['downloads'],
   ['tools'],
+  ['sources'],
   ['registry'],
   ['platforms'],
   ['caller'],

@@ -39,6 +39,8 @@ export function createAuthenticator(keys: readonly ApiKey[]): Authenticator {
     requireApproval: new Set(),
     approver: false,
     egress: undefined,
+    // With auth off the service serves loopback only: its one caller is the operator, who may manage sources.
+    admin: true,
   }
   const hashed = Promise.all(
     keys.map(async (apiKey, index) => ({
@@ -50,6 +52,7 @@ export function createAuthenticator(keys: readonly ApiKey[]): Authenticator {
         requireApproval: new Set(apiKey.require_approval ?? []),
         approver: apiKey.approver === true,
         egress: apiKey.egress,
+        admin: apiKey.admin === true,
       },
     })),
   )

@@ -16,6 +16,10 @@ export interface ApiKey {
   approver?: boolean
   /** Narrows the server's shell egress policy for this key (keys file: egress). */
   egress?: EgressPolicy
+  /** May register, change and remove its tenant's tool sources (keys file: admin). */
+  admin?: boolean
+  /** Values a tenant's source manifests may refer to as { "secret": NAME } (keys file: secrets). */
+  secrets?: Record<string, string>
 }
 
 const keyEntrySchema = z
@@ -33,6 +37,14 @@ const keyEntrySchema = z
       .describe(
         'Where this key\'s commands may connect: "none", "public" or { "allow": [...] }, within TOOLPORT_SHELL_EGRESS.',
       ),
+    admin: z.boolean().optional().describe("May register, change and remove its tenant's tool sources (/v1/sources)."),
+    secrets: z
+      .record(
+        z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'secret names look like API_TOKEN'),
+        z.string().max(8192),
+      )
+      .optional()
+      .describe('Values the tenant\'s source manifests may refer to as { "secret": NAME }; never shown.'),
   })
   .strict()
   .refine((entry) => !(entry.approver && entry.require_approval?.length), {

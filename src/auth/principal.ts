@@ -7,11 +7,17 @@ export interface Principal {
   /** Stable and non-secret: 'anonymous', or 'key-N' for the N-th configured key (rate limits, metrics). */
   id: string
   tenant: string
+  /**
+   * What the key may call: built-in names (`read_file`), tool ids (`tickets:create`, `builtin:read_file`)
+   * and whole sources (`tickets:*`). Undefined: every tool of the tenant's catalog.
+   */
   tools: ReadonlySet<string> | undefined
   /** Effects whose calls wait for an approval (POST /v1/approvals/{id}); empty: none. */
   requireApproval: ReadonlySet<Effect>
   /** May decide the tenant's pending approvals; never together with requireApproval. */
   approver: boolean
+  /** May register, change and remove the tenant's tool sources (/v1/sources). */
+  admin?: boolean
   /** The key's shell egress policy (keys file), within the server's; undefined: the server's applies. */
   egress: EgressPolicy | undefined
 }
@@ -30,6 +36,13 @@ export function storedFormOf(principal: Principal): StoredPrincipal {
     tools: principal.tools ? [...principal.tools] : null,
     egress: principal.egress ? formatEgress(principal.egress) : null,
   }
+}
+
+/** What a scope check needs of a tool: its name, and for a source tool its id and source. */
+export interface ScopedTool {
+  name: string
+  id?: string | undefined
+  source?: string | undefined
 }
 
 /**
@@ -54,15 +67,18 @@ function storedEgress(text: EgressText | null | undefined): EgressPolicy | undef
   return 'policy' in parsed ? parsed.policy : { mode: 'none' }
 }
 
-/** May this principal see and call the tool? */
-export function mayCall(principal: Principal, tool: string): boolean {
-  return !principal.tools || principal.tools.has(tool)
+/** May this principal see and call the tool? A built-in by name or id; a source tool by id or source. */
+export function mayCall(principal: Principal, tool: ScopedTool): boolean {
+  const scope = principal.tools
+  if (!scope) return true
+  if (tool.source === undefined) return scope.has(tool.name) || scope.has(`builtin:${tool.name}`)
+  return (tool.id !== undefined && scope.has(tool.id)) || scope.has(`${tool.source}:*`)
 }
 
-export function assertToolAllowed(principal: Principal, tool: string): void {
+export function assertToolAllowed(principal: Principal, tool: ScopedTool): void {
   if (mayCall(principal, tool)) return
   const allowed = [...(principal.tools ?? [])].sort().join(', ')
-  throw new ToolError('permission_denied', `This key may not call ${tool}.`, {
+  throw new ToolError('permission_denied', `This key may not call ${tool.name}.`, {
     hint: `This key may call only: ${allowed}.`,
   })
 }

@@ -1,9 +1,12 @@
 import type { Browser, BrowserContext, Page, PaperFormat } from 'puppeteer-core'
 import { ToolError } from '../core/errors'
 import type { Logger } from '../core/logger'
+import { type EgressProxy, type EgressResolver, startEgressProxy } from './egress-proxy'
 import { chromiumArgs, extractChromium } from './extract'
 import { createPagePool, type Guard, neutraliseMetaRefresh } from './pages'
 import { photograph, photographUrl, renderedHtml } from './screenshot'
+import type { SessionHost } from './session/session'
+import { type ContextPolicy, createTargetGuard, type TargetGuard } from './target-guard'
 import type { BrowserService, BrowserStatus, PdfRenderOptions } from './types'
 
 export interface ChromiumOptions {
@@ -13,11 +16,23 @@ export interface ChromiumOptions {
   pages: number
   log: Logger
   renderTimeoutMs?: number
+  /**
+   * The outbound address check (http_fetch's), answering the address it allowed. Every connection of
+   * the browser goes through an egress proxy that asks it; unset, the browser reaches nothing.
+   */
+  egress?: EgressResolver | undefined
 }
 
 interface Running {
   browser: Browser
+  /** The pool's context: locked-down pages for HTML, which may fetch nothing. */
   context: BrowserContext
+  guard: TargetGuard
+}
+
+const fetchesNothing: ContextPolicy = {
+  check: () => Promise.reject(new Error('rendered HTML may not fetch anything')),
+  popups: 'close',
 }
 
 /**
@@ -40,21 +55,51 @@ async function render(page: Page, html: string, pdf: PdfRenderOptions): Promise<
   return new Uint8Array(bytes)
 }
 
-export function createChromiumBrowser(options: ChromiumOptions): BrowserService {
+/** The shared browser, and for browser sessions the Chromium and target guard underneath it. */
+export interface ChromiumBrowser extends BrowserService {
+  sessionHost(): Promise<SessionHost>
+}
+
+export function createChromiumBrowser(options: ChromiumOptions): ChromiumBrowser {
   const timeout = options.renderTimeoutMs ?? 30_000
   let running: Promise<Running> | undefined
   let launches = 0
   let lastError: string | undefined
   let closed = false
+  let proxy: Promise<EgressProxy> | undefined
+
+  // A page can try thousands of connections a second: at most 10 refusals a minute reach the log.
+  let refusalWindow = 0
+  let refusalsLogged = 0
+  function logRefusal(target: string, error: unknown): void {
+    const minute = Math.floor(Date.now() / 60_000)
+    if (minute !== refusalWindow) {
+      refusalWindow = minute
+      refusalsLogged = 0
+    }
+    if (++refusalsLogged > 10) return
+    options.log.info('browser connection refused', {
+      target,
+      cause: error instanceof Error ? error.message : String(error),
+      ...(refusalsLogged === 10 ? { note: 'further refusals this minute are not logged' } : {}),
+    })
+  }
 
   async function launch(): Promise<Running> {
     const puppeteer = await import('puppeteer-core')
     const system = options.executablePath !== undefined
     const executablePath = options.executablePath ?? (await extractChromium())
-    const args = system
-      ? ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu', '--no-first-run']
-      : await chromiumArgs()
-    const browser = await puppeteer.launch({ executablePath, args, headless: 'shell', timeout: 60_000 })
+    // One proxy for the service's lifetime: a relaunched browser gets the same one.
+    proxy ??= startEgressProxy({ resolve: options.egress, onRefused: logRefusal })
+    const egress = await proxy
+    const args = [
+      ...(system
+        ? ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu', '--no-first-run']
+        : await chromiumArgs()),
+      ...egress.chromiumArgs,
+    ]
+    // A pipe instead of a DevTools port: no page can reach the browser's own control channel.
+    const browser = await puppeteer.launch({ executablePath, args, headless: 'shell', timeout: 60_000, pipe: true })
     launches++
     lastError = undefined
     browser.once('disconnected', () => {
@@ -62,9 +107,11 @@ export function createChromiumBrowser(options: ChromiumOptions): BrowserService 
       pool.reset()
       if (!closed) options.log.warn('browser disconnected; it is relaunched on the next render')
     })
+    const guard = await createTargetGuard(browser, options.log)
     // A separate context keeps rendered pages away from any state of the default one.
     const context = await browser.createBrowserContext()
-    return { browser, context }
+    guard.protect(context, fetchesNothing)
+    return { browser, context, guard }
   }
 
   function current(): Promise<Running> {
@@ -91,6 +138,23 @@ export function createChromiumBrowser(options: ChromiumOptions): BrowserService 
       browser.process()?.kill('SIGKILL')
     },
   })
+
+  /**
+   * Work on a page of a browser context of its own, under the policy: cookies and storage die with the
+   * call, and so does every window the page managed to open. Used for URL renders, whose pages load
+   * the network; the context is closed afterwards whatever happened.
+   */
+  async function isolated<T>(guard: Guard, policy: ContextPolicy, work: (page: Page) => Promise<T>): Promise<T> {
+    const { browser, guard: targets } = await current()
+    const context = await guard(() => browser.createBrowserContext())
+    const release = targets.protect(context, policy)
+    try {
+      return await pool.fresh(context, guard, work)
+    } finally {
+      release()
+      void context.close().catch(() => {})
+    }
+  }
 
   /** What the deadline rejects with, told apart from anything the browser throws. */
   const deadlineHit = Symbol('render deadline')
@@ -128,20 +192,27 @@ export function createChromiumBrowser(options: ChromiumOptions): BrowserService 
   }
 
   return {
+    async sessionHost() {
+      const { browser, guard } = await current()
+      return { browser, guard }
+    },
+
     async screenshot(target, shot, signal) {
       if ('html' in target) {
         return pool.use(signal, withDeadline('Taking the screenshot', 'Try a smaller or faster page.'), (page) =>
           photograph(page, target.html, shot),
         )
       }
-      // A URL needs a page of its own: JavaScript on, requests checked one by one, closed afterwards.
-      return pool.fresh(withDeadline('Loading the page', 'Try a smaller or faster page.'), (page) =>
+      // A URL needs a page of its own: requests checked one by one, closed afterwards with its context.
+      const policy: ContextPolicy = { check: target.checkRequest, popups: 'close' }
+      return isolated(withDeadline('Loading the page', 'Try a smaller or faster page.'), policy, (page) =>
         photographUrl(page, target.url, target.checkRequest, shot),
       )
     },
 
     async renderPage(url, checkRequest) {
-      return pool.fresh(withDeadline('Rendering the page', 'Try a smaller or faster page.'), (page) =>
+      const policy: ContextPolicy = { check: checkRequest, popups: 'close' }
+      return isolated(withDeadline('Rendering the page', 'Try a smaller or faster page.'), policy, (page) =>
         renderedHtml(page, url, checkRequest),
       )
     },
@@ -172,6 +243,7 @@ export function createChromiumBrowser(options: ChromiumOptions): BrowserService 
       const instance = await running?.catch(() => undefined)
       running = undefined
       await instance?.browser.close().catch(() => {})
+      await (await proxy?.catch(() => undefined))?.close()
     },
   }
 }

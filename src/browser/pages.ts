@@ -18,10 +18,10 @@ export interface PagePool {
    */
   use<T>(signal: AbortSignal | undefined, guard: Guard, work: (page: Page) => Promise<T>): Promise<T>
   /**
-   * Runs work on a new page of its own, created under the guard, not locked down (the work sets its
-   * own fences) and closed afterwards. It takes no slot.
+   * Runs work on a new page of its own in the given context, created under the guard, not locked down
+   * (the work sets its own fences) and closed afterwards. It takes no slot.
    */
-  fresh<T>(guard: Guard, work: (page: Page) => Promise<T>): Promise<T>
+  fresh<T>(context: BrowserContext, guard: Guard, work: (page: Page) => Promise<T>): Promise<T>
   readonly active: number
   readonly queued: number
   /** Forget pages of a browser that went away. */
@@ -198,8 +198,7 @@ export function createPagePool(getContext: () => Promise<BrowserContext>, option
         release()
       }
     },
-    async fresh(guard, work) {
-      const context = await getContext()
+    async fresh(context, guard, work) {
       return run(
         context,
         undefined,

@@ -16,4 +16,6 @@ export interface Call {
   signal: AbortSignal
   /** Progress the tool reports (SSE output events); unset: dropped. */
   emit?: (event: ToolEvent) => void
+  /** The transport turns an output's `image` into an image block (MCP); see ToolContext.inlineImages. */
+  inlineImages?: boolean
 }

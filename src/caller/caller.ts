@@ -75,6 +75,7 @@ export function createCaller(deps: CallerDeps): Caller {
       signal: call.signal,
       ...(call.emit ? { emit: call.emit } : {}),
       ...(call.origin ? { origin: call.origin } : {}),
+      ...(call.inlineImages ? { inlineImages: true } : {}),
     })
 
   const jobs = createCallJobs({
@@ -82,9 +83,9 @@ export function createCaller(deps: CallerDeps): Caller {
     storage,
     log,
     // A job runs without the synchronous deadline: only the tool's own (and the runtime's, on Lambda).
-    execute(job, signal) {
-      const tool = registry.find(job.tool)
-      if (!tool) throw new Error(`tool ${job.tool} is not enabled here`)
+    async execute(job, signal) {
+      // By name, as the catalog had it when the job was made: a tool gone since is a not_found failure.
+      const tool = await registry.resolve(job.tenant, job.tool)
       return invokeWith(
         {
           tool,
@@ -145,8 +146,9 @@ export function createCaller(deps: CallerDeps): Caller {
       const decided = await gate.decide(principal, id, decision)
       if (decided.kind === 'rejected') return { rejected: true }
       const { record } = decided
-      const tool = registry.find(record.tool)
-      if (!tool) throw approvalNotFound(id, `The tool ${record.tool} is no longer enabled.`)
+      const tool = await registry.resolve(record.tenant, record.tool).catch(() => {
+        throw approvalNotFound(id, `The tool ${record.tool} is no longer in this tenant's catalog.`)
+      })
       const output = await invoke({
         tool,
         input: record.input,

@@ -21,6 +21,8 @@ export interface Invocation {
   emit?: (event: ToolEvent) => void
   /** Origin of the request, so generated file links point back at this service. */
   origin?: string
+  /** See ToolContext.inlineImages. */
+  inlineImages?: boolean
 }
 
 /**
@@ -30,7 +32,7 @@ export interface Invocation {
  */
 export async function invokeTool(invocation: Invocation): Promise<unknown> {
   const { tool, principal, log } = invocation
-  assertToolAllowed(principal, tool.name)
+  assertToolAllowed(principal, tool)
   // Approval is asked for by POST /v1/tools/{name} (the approval gate in caller/approvals.ts); other transports (MCP) may not skip it.
   if (principal.requireApproval.has(tool.effect)) {
     throw new ToolError('permission_denied', `This key needs an approval to call ${tool.name} (${tool.effect}).`, {
@@ -49,6 +51,7 @@ export async function invokeTool(invocation: Invocation): Promise<unknown> {
     emit: invocation.emit ?? (() => {}),
     ...(invocation.origin ? { origin: invocation.origin } : {}),
     keyEgress: principal.egress,
+    ...(invocation.inlineImages ? { inlineImages: true } : {}),
   }
   let output: unknown
   if (deadlineMs === undefined) {

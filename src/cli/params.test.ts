@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import type { JsonSchema } from '../platforms/schema'
+import type { JsonSchema } from '../core/json-schema'
 import { parseArgs, UsageError } from './args'
 import { inputFromOptions } from './params'
 

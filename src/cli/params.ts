@@ -1,4 +1,4 @@
-import { isSchema, type JsonSchema, propertiesOf, requiredOf, typesOf } from '../platforms/schema'
+import { isSchema, type JsonSchema, propertiesOf, requiredOf, typesOf } from '../core/json-schema'
 import { type ParsedArgs, UsageError } from './args'
 
 /**

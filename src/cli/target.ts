@@ -1,4 +1,4 @@
-import type { JsonSchema } from '../platforms/schema'
+import type { JsonSchema } from '../core/json-schema'
 import { UsageError } from './args'
 
 export interface CallAnswer {

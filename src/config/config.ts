@@ -1,6 +1,7 @@
 import { approvalSettings } from '../approvals/settings'
 import type { ApiKey } from '../auth/keys'
 import { authSettings } from '../auth/settings'
+import { browserSessionSettings } from '../browser/session/settings'
 import { browserSettings } from '../browser/settings'
 import { callSettings } from '../caller/settings'
 import { egressBeyond } from '../core/egress'
@@ -45,6 +46,7 @@ export const settingsDeclarations = {
   search: searchSettings,
   environment: environmentSettings,
   browser: browserSettings,
+  browserSessions: browserSessionSettings,
   jobs: jobSettings,
   approvals: approvalSettings,
 } as const
@@ -115,18 +117,28 @@ function checkEgress(egress: EgressSettings, sandbox: SandboxSettings, apiKeys: 
     )
   }
 }
+// A key's scope may also name source tools by id (tickets:create) or whole sources (tickets:*).
+const sourceScope = /^[a-z][a-z0-9-]{0,31}:(\*|[^\s:]{1,128})$/
 
 function checkToolNames(enabled: string[] | undefined, apiKeys: readonly ApiKey[], toolNames: readonly string[]): void {
   const known = new Set(toolNames)
-  const check = (names: string[], source: string) => {
-    const unknown = names.filter((name) => !known.has(name))
+  const check = (names: string[], source: string, scopes = false) => {
+    const unknown = names.filter((name) => {
+      if (known.has(name)) return false
+      if (!scopes) return true
+      if (name.startsWith('builtin:')) return !known.has(name.slice('builtin:'.length))
+      return !sourceScope.test(name)
+    })
     if (unknown.length > 0) {
-      throw new ConfigError(`${source}: unknown tool ${unknown.join(', ')}; known tools: ${[...known].join(', ')}`)
+      const more = scopes ? ', source tools as source:tool or source:*' : ''
+      throw new ConfigError(
+        `${source}: unknown tool ${unknown.join(', ')}; known tools: ${[...known].join(', ')}${more}`,
+      )
     }
   }
   if (enabled) {
     if (enabled.length === 0) throw new ConfigError('TOOLPORT_TOOLS: names no tool')
     check(enabled, 'TOOLPORT_TOOLS')
   }
-  for (const apiKey of apiKeys) if (apiKey.tools) check(apiKey.tools, `key of tenant ${apiKey.tenant}`)
+  for (const apiKey of apiKeys) if (apiKey.tools) check(apiKey.tools, `key of tenant ${apiKey.tenant}`, true)
 }

@@ -3,7 +3,8 @@
  * without it (Workers) passes none and /metrics answers 404.
  */
 export interface Metrics {
-  recordCall(tool: string, outcome: string, seconds: number): void
+  /** `source` is the source that declared the tool, or 'builtin'. */
+  recordCall(tool: string, source: string, outcome: string, seconds: number): void
   recordStorageError(): void
   /** The Prometheus text exposition. */
   render(): Promise<{ contentType: string; body: string }>

@@ -91,6 +91,32 @@ export async function saveOutputFile(context: HandoffContext, file: OutputFile):
   }
 }
 
+/** The hand-off record of a file already in the workspace (one a command wrote), with a fresh link. */
+export async function existingFileRecord(context: HandoffContext, path: string): Promise<GeneratedFile> {
+  const { links } = context
+  if (!links) {
+    throw new ToolError('unavailable', 'This deployment cannot issue download links.', {
+      hint: 'The file tools can still read the workspace; ask the operator to enable file links.',
+    })
+  }
+  const file = await context.workspace.readFile(path, context.limits.maxFileBytes)
+  const name = baseNameOf(file.path)
+  const mimeType = mimeTypeOf(name)
+  const [sha256, link] = await Promise.all([
+    sha256Hex(file.bytes),
+    links.issue({ workspace: context.workspace, path: file.path, name, mimeType, origin: context.origin }),
+  ])
+  return {
+    path: file.path,
+    name,
+    mime_type: mimeType,
+    size: file.bytes.byteLength,
+    sha256,
+    url: link.url,
+    expires_at: link.expiresAt.toISOString(),
+  }
+}
+
 export function fileOutput(files: GeneratedFile[]) {
   return { files, openaiFileResponse: files.map((file) => file.url) }
 }

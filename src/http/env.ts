@@ -1,4 +1,5 @@
 import type { Principal } from '../auth/principal'
+import type { Tool } from '../tools/tool'
 
 /** Per-request values that middleware hands to handlers. */
 export interface AppEnv {
@@ -7,6 +8,10 @@ export interface AppEnv {
     principal: Principal
     /** The tool being called, for the access log. */
     tool: string
+    /** The source that declared it (undefined for built-ins), for the access log and metrics. */
+    toolSource: string | undefined
+    /** The tool POST /v1/tools/{name} resolved in the caller's catalog. */
+    callTool: Tool
     /** The component behind a failure (storage, sandbox, …), for metrics. */
     errorOrigin: string
   }

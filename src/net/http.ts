@@ -35,4 +35,14 @@ export interface HttpClient {
   request(request: HttpRequest): Promise<HttpResponse>
   /** The same target check without a request: for a browser that fetches on its own. */
   check(url: string): Promise<void>
+  /**
+   * The check, answering the address it allowed, so a connection made elsewhere (the browser's egress
+   * proxy) goes to that address and DNS cannot move it. Only where the client resolves names itself.
+   */
+  resolve?(url: string): Promise<ResolvedTarget>
+}
+
+export interface ResolvedTarget {
+  address: string
+  family: 4 | 6
 }

@@ -7,7 +7,7 @@ import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib'
 import ipaddr from 'ipaddr.js'
 import { ToolError } from '../core/errors'
 import { cleanRequestHeaders, requestWithRedirects } from './exchange'
-import type { HttpClient, HttpRequest, HttpResponse } from './http'
+import type { HttpClient, HttpRequest, HttpResponse, ResolvedTarget } from './http'
 import {
   addressProblem,
   bareHost,
@@ -27,10 +27,7 @@ export interface NodeHttpOptions {
   userAgent?: string
 }
 
-interface PinnedTarget {
-  address: string
-  family: 4 | 6
-}
+type PinnedTarget = ResolvedTarget
 
 const defaultResolver: Resolver = (host) => dnsLookup(host, { all: true, verbatim: true })
 
@@ -159,6 +156,7 @@ export function createNodeHttpClient(options: NodeHttpOptions): HttpClient {
     async check(url) {
       await pin(parseTargetUrl(url), options)
     },
+    resolve: (url) => pin(parseTargetUrl(url), options),
     async request(request: HttpRequest): Promise<HttpResponse> {
       const headers = {
         'user-agent': options.userAgent ?? 'toolport/0.1',

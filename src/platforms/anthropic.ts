@@ -1,5 +1,5 @@
+import type { JsonSchema } from '../core/json-schema'
 import type { CatalogEntry } from '../registry/entry'
-import type { JsonSchema } from './schema'
 
 export interface AnthropicTool {
   name: string

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
+import type { JsonSchema } from '../core/json-schema'
 import { catalogEntry } from '../registry/entry'
 import { defineTool } from '../tools/tool'
 import { toGeminiDeclaration } from './gemini'
 import { toOpenAiTool } from './openai'
-import type { JsonSchema } from './schema'
 
 const synthetic = (input: z.ZodObject) =>
   catalogEntry(

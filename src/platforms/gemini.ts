@@ -1,5 +1,13 @@
+import {
+  branchesOf,
+  isSchema,
+  type JsonSchema,
+  propertiesOf,
+  requiredOf,
+  resolveRef,
+  typesOf,
+} from '../core/json-schema'
 import type { CatalogEntry } from '../registry/entry'
-import { branchesOf, isSchema, type JsonSchema, propertiesOf, requiredOf, resolveRef, typesOf } from './schema'
 
 export interface GeminiFunctionDeclaration {
   name: string

@@ -1,6 +1,6 @@
 import type { Effect } from '../core/effects'
+import type { JsonSchema } from '../core/json-schema'
 import type { CatalogEntry } from '../registry/entry'
-import type { JsonSchema } from './schema'
 
 export interface McpToolAnnotations {
   title: string

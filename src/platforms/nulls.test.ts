@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
+import type { JsonSchema } from '../core/json-schema'
 import { stripNullOptionals } from './nulls'
-import type { JsonSchema } from './schema'
 
 const schemaOf = (type: z.ZodType) => z.toJSONSchema(type, { io: 'input', unrepresentable: 'any' }) as JsonSchema
 

@@ -8,7 +8,7 @@ import {
   requiredOf,
   resolveRef,
   typesOf,
-} from './schema'
+} from '../core/json-schema'
 
 /**
  * Strict function calling (OpenAI strict mode, Gemini) cannot leave a field out: a model sends

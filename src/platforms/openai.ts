@@ -1,5 +1,5 @@
+import { branchesOf, isSchema, type JsonSchema, propertiesOf, requiredOf, typesOf } from '../core/json-schema'
 import type { CatalogEntry } from '../registry/entry'
-import { branchesOf, isSchema, type JsonSchema, propertiesOf, requiredOf, typesOf } from './schema'
 
 export interface OpenAiTool {
   type: 'function'

@@ -18,6 +18,7 @@ import { createDeferredApp, type DeferredApp, type FetchApp } from './deferred'
 import { serviceLogger } from './json-logger'
 import { readKeySources } from './keys-source'
 import { createNodeServices } from './node-services'
+import { nodeSourceRuntime } from './node-sources'
 
 export function lambdaLogger(env: Record<string, string | undefined>): Logger {
   return serviceLogger(env, 'lambda')
@@ -135,6 +136,7 @@ export async function startLambdaService(
     docsAssets: bundledDocsAssets(),
     jobDispatch: options.dispatch ?? environmentDispatch(env),
     ...(shellProblem ? { shellProblem } : {}),
+    sources: nodeSourceRuntime(config, env, services, { keepWarm: false }),
   })
   return { fetch: (request, fetchEnv) => app.fetch(request, fetchEnv), jobs: caller.jobs }
 }

@@ -7,14 +7,14 @@ export function createNodeMetrics(services: () => Partial<ToolServices>): Metric
   const registry = new Registry()
   const calls = new Counter({
     name: 'toolport_tool_calls_total',
-    help: 'Tool calls by tool and outcome (ok, or the error code).',
-    labelNames: ['tool', 'outcome'],
+    help: 'Tool calls by tool, its source (builtin for built-ins) and outcome (ok, or the error code).',
+    labelNames: ['tool', 'source', 'outcome'],
     registers: [registry],
   })
   const duration = new Histogram({
     name: 'toolport_tool_call_duration_seconds',
-    help: 'Tool call latency by tool and outcome.',
-    labelNames: ['tool', 'outcome'],
+    help: 'Tool call latency by tool, source and outcome.',
+    labelNames: ['tool', 'source', 'outcome'],
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
     registers: [registry],
   })
@@ -82,9 +82,9 @@ export function createNodeMetrics(services: () => Partial<ToolServices>): Metric
     },
   })
   return {
-    recordCall(tool, outcome, seconds) {
-      calls.inc({ tool, outcome })
-      duration.observe({ tool, outcome }, seconds)
+    recordCall(tool, source, outcome, seconds) {
+      calls.inc({ tool, source, outcome })
+      duration.observe({ tool, source, outcome }, seconds)
     },
     recordStorageError() {
       storageErrors.inc()

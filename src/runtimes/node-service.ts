@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { dirname, join, resolve } from 'node:path'
 import type { OpenAPIHono } from '@hono/zod-openapi'
-import { createApp } from '../app'
+import { buildApp } from '../app'
 import { type Config, loadConfig } from '../config/config'
 import type { Logger } from '../core/logger'
 import type { AppEnv } from '../http/env'
@@ -19,12 +19,15 @@ import { serviceLogger } from './json-logger'
 import { readKeySources } from './keys-source'
 import { createNodeMetrics } from './node-metrics'
 import { createNodeServices } from './node-services'
+import { nodeSourceRuntime, watchSourcesFolder } from './node-sources'
 
 export interface NodeService {
   app: OpenAPIHono<AppEnv>
   config: Config
   storage: ObjectStore
   log: Logger
+  /** Stops watching the sources folder and closes the sources' connections and processes. */
+  close(): Promise<void>
 }
 
 async function createStorage(settings: StorageSettings): Promise<ObjectStore> {
@@ -65,10 +68,10 @@ export async function startNodeService(
     })
   }
   const { services, shellProblem } = await createNodeServices(config, env, log, {
-    shell: (config.registry.enabled ?? toolNames).includes('execute_command'),
+    shell: needsSandbox(config),
     ...options,
   })
-  const app = createApp({
+  const { app, sources } = buildApp({
     config,
     storage,
     log,
@@ -77,6 +80,29 @@ export async function startNodeService(
     ...(config.process.metrics ? { metrics: createNodeMetrics(() => services) } : {}),
     ...(lifecycle ? { lifecycle } : {}),
     ...(shellProblem ? { shellProblem } : {}),
+    sources: nodeSourceRuntime(config, env, services),
   })
-  return { app, config, storage, log }
+  const folder =
+    sources && config.registry.sourcesDir
+      ? await watchSourcesFolder(sources, config.registry.sourcesDir, config.registry.refreshMs, log)
+      : undefined
+  return {
+    app,
+    config,
+    storage,
+    log,
+    async close() {
+      folder?.close()
+      await sources?.close()
+    },
+  }
+}
+
+/** The sandbox is set up when something may run programs: execute_command, or sources of the operator or tenants. */
+function needsSandbox(config: Config): boolean {
+  return (
+    (config.registry.enabled ?? toolNames).includes('execute_command') ||
+    config.registry.sourcesDir !== undefined ||
+    config.registry.tenantKinds.some((kind) => kind === 'command' || kind === 'mcp-stdio')
+  )
 }

@@ -1,6 +1,7 @@
 import { mkdir } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import { createChromiumBrowser } from '../browser/chromium'
+import { createBrowserSessions } from '../browser/session/manager'
 import type { Config } from '../config/config'
 import type { Logger } from '../core/logger'
 import { createNodeHttpClient, type Resolver } from '../net/node-http'
@@ -34,6 +35,23 @@ export async function createNodeServices(
         },
       })
     : { shell: undefined, problem: undefined }
+  // Created now, launched on the first render: a service that never makes a PDF never starts Chromium.
+  const browser = config.browser.enabled
+    ? createChromiumBrowser({
+        executablePath: config.browser.chromiumPath,
+        pages: config.browser.pages,
+        log,
+        egress: http.resolve,
+      })
+    : undefined
+  const browserSessions = browser
+    ? createBrowserSessions({
+        host: () => browser.sessionHost(),
+        settings: config.browserSessions,
+        maxDownloadBytes: config.calls.maxFileBytes,
+        log,
+      })
+    : undefined
   const dataDir = resolve(config.storage.dataDir)
   await mkdir(dataDir, { recursive: true })
   return {
@@ -46,10 +64,8 @@ export async function createNodeServices(
       ),
       system: createNodeSystemProbe(dataDir),
       environment: config.environment.variables,
-      // Created now, launched on the first render: a service that never makes a PDF never starts Chromium.
-      browser: config.browser.enabled
-        ? createChromiumBrowser({ executablePath: config.browser.chromiumPath, pages: config.browser.pages, log })
-        : undefined,
+      browser,
+      browserSessions,
     },
     shellProblem: shell.problem,
   }

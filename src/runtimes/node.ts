@@ -35,7 +35,8 @@ function shutdown(signal: string): void {
   service.log.info('shutting down', { signal, grace_seconds: graceMs / 1000 })
   server.close(() => {
     service.log.info('stopped: every call in flight finished')
-    process.exit(0)
+    // Stdio MCP servers of sources are stopped with the service.
+    void service.close().finally(() => process.exit(0))
   })
   if ('closeIdleConnections' in server) server.closeIdleConnections()
   setTimeout(() => {

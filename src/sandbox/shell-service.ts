@@ -1,4 +1,4 @@
-import { lstat, mkdtemp } from 'node:fs/promises'
+import { chown, lstat, mkdir, mkdtemp } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ToolError } from '../core/errors'
@@ -6,7 +6,7 @@ import type { ObjectStore } from '../storage/store'
 import type { EgressRun, EgressService } from './egress/egress'
 import type { EgressLayer } from './egress/target'
 import { workspaceLimitPassed } from './executors/disk-usage'
-import type { OutputStream, Sandbox, SandboxRunResult, SandboxStatus } from './executors/sandbox'
+import type { OutputStream, Sandbox, SandboxProcess, SandboxRunResult, SandboxStatus } from './executors/sandbox'
 import type { Limiter } from './limiter'
 import { createWorkspaceMirrors, type WorkspaceMirrors } from './mirror/mirror'
 import { measureTree, removeTree } from './mirror/tree'
@@ -19,6 +19,11 @@ export interface ShellRequest {
   tenant: string
   workspacePrefix: string
   command: string
+  /** Run this program with these arguments instead of `command` through /bin/sh -c. */
+  argv?: readonly string[]
+  stdin?: string
+  /** Host folders the program sees read-only (operator-configured command sources). */
+  mounts?: ReadonlyArray<{ host: string; sandbox: string }>
   /** Normalized workspace-relative folder ('' for the root). */
   cwd: string
   /** Container image to run in; only with the container executor, and only one it allows. */
@@ -44,6 +49,14 @@ export interface ShellResult extends SandboxRunResult {
   discarded?: boolean
 }
 
+/** A long-lived sandboxed program (a stdio MCP server): its own scratch folder is its /workspace. */
+export interface ProcessStartRequest {
+  argv: readonly string[]
+  env: Record<string, string>
+  image?: string | undefined
+  mounts: ReadonlyArray<{ host: string; sandbox: string }>
+}
+
 /** What the execute_command tool sees: run a command over a workspace, with sync both ways. */
 export interface ShellService {
   status(): SandboxStatus
@@ -57,6 +70,8 @@ export interface ShellService {
    */
   readonly network: 'proxy' | 'host'
   execute(request: ShellRequest): Promise<ShellResult>
+  /** Starts a long-lived program; absent where the executor cannot keep one. */
+  start?(request: ProcessStartRequest): Promise<SandboxProcess>
 }
 
 export interface ShellServiceOptions {
@@ -127,12 +142,41 @@ export function createShellService(options: ShellServiceOptions): ShellService {
     }
   }
 
+  const startProcess = async (request: ProcessStartRequest): Promise<SandboxProcess> => {
+    const start = options.sandbox.start?.bind(options.sandbox)
+    if (!start) throw new Error(`the ${options.sandbox.executor} sandbox cannot keep a process running`)
+    assertImage(options.sandbox, request.image)
+    // Beside the workspace copies, never inside one: each process gets an empty folder of its own.
+    const parent = options.mirrorsRoot
+      ? join(options.mirrorsRoot, '..', 'processes')
+      : join(tmpdir(), 'toolport-processes')
+    await mkdir(parent, { recursive: true, mode: 0o711 })
+    const scratch = await mkdtemp(join(parent, 'process-'))
+    if (options.owner) await chown(scratch, options.owner.uid, options.owner.gid)
+    try {
+      const started = await start({
+        argv: request.argv,
+        workspaceDir: scratch,
+        cwd: '',
+        env: request.env,
+        ...(request.image ? { image: request.image } : {}),
+        mounts: request.mounts,
+      })
+      void started.exited.then(() => removeTree(scratch))
+      return started
+    } catch (error) {
+      await removeTree(scratch)
+      throw error
+    }
+  }
+
   return {
     limiter: options.limiter,
     policy: options.policy,
     egress: options.egress,
     network: options.sandbox.executor === 'process' ? 'host' : 'proxy',
     status: () => options.sandbox.status(),
+    ...(options.sandbox.start ? { start: startProcess } : {}),
     async execute(request) {
       assertImage(options.sandbox, request.image)
       const release = await options.limiter.acquire(request.signal)
@@ -146,6 +190,9 @@ export function createShellService(options: ShellServiceOptions): ShellService {
             const run = await options.egress.around(request.tenant, layers, (channel) =>
               options.sandbox.run({
                 command: request.command,
+                ...(request.argv ? { argv: request.argv } : {}),
+                ...(request.stdin !== undefined ? { stdin: request.stdin } : {}),
+                ...(request.mounts ? { mounts: request.mounts } : {}),
                 workspaceDir: checkout.dir,
                 cwd: request.cwd,
                 ...(request.image ? { image: request.image } : {}),

@@ -1,3 +1,4 @@
+import { browserTools } from './browser'
 import { documentTools } from './documents'
 import { fileTools } from './files'
 import { executeCommand } from './shell/execute-command'
@@ -16,6 +17,7 @@ export const allTools: readonly Tool[] = [
   webFetch,
   webSearch,
   screenshot,
+  ...browserTools,
   ...documentTools,
   systemInfo,
   getEnv,

@@ -1,3 +1,4 @@
+import type { BrowserSessions } from '../browser/session/types'
 import type { BrowserService } from '../browser/types'
 import type { FileLinks } from '../downloads/links'
 import type { HttpClient } from '../net/http'
@@ -35,6 +36,8 @@ export interface ToolServices {
   environment: Readonly<Record<string, string | undefined>>
   /** Shared headless Chromium (PDF from HTML); launched on first use. */
   browser: BrowserService | undefined
+  /** The browser_* tools' sessions, held by this instance; unset where there is no browser. */
+  browserSessions?: BrowserSessions | undefined
   /** Download links for generated files (signed tokens, or presigned S3 URLs). */
   links: FileLinks | undefined
   /** TOOLPORT_TENANT_QUOTA_BYTES with its usage cache; owned by the app (createApp), unset: unlimited. */

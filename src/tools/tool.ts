@@ -28,6 +28,11 @@ export interface ToolContext extends ToolServices {
   origin?: string
   /** The caller's key's egress policy (keys file `egress`), within the server's; undefined: none of its own. */
   keyEgress: EgressPolicy | undefined
+  /**
+   * The transport shows images to the model (MCP): a tool may add `image: { mime_type, data }` (base64)
+   * to its output, which the transport turns into an image content block. REST and SSE leave it unset.
+   */
+  inlineImages?: boolean
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: the catalog holds tools with different schemas
@@ -36,6 +41,18 @@ export type AnyZodObject = z.ZodType<any, any>
 export interface Tool<Input extends AnyZodObject = AnyZodObject, Output extends AnyZodObject = AnyZodObject> {
   /** snake_case, fits ^[A-Za-z_][A-Za-z0-9_-]{0,63}$ so every platform accepts it. */
   name: string
+  /**
+   * Stable identity across renames and sources: `builtin:{name}` for built-ins (the default), and
+   * `{source}:{tool}` for a tool a source declares (the tool as the source names it).
+   */
+  id?: string
+  /** The source that declared the tool; unset for built-ins. Labels logs and metrics. */
+  source?: string
+  /**
+   * The JSON Schemas the catalog publishes, when the tool was declared with JSON Schema (a source tool)
+   * rather than derived from `input` and `output` (built-ins).
+   */
+  schemas?: { input: Record<string, unknown>; output: Record<string, unknown> }
   title: string
   /** Written for a model: what the tool does and when to use it. At most 300 characters. */
   description: string
@@ -65,6 +82,11 @@ export interface DryRunContext extends Pick<ToolServices, 'shell'> {
   workspace: Workspace
   limits: ToolLimits
   keyEgress: EgressPolicy | undefined
+}
+
+/** A tool's stable id: `builtin:{name}` unless its source gave it one. */
+export function idOf(tool: Tool): string {
+  return tool.id ?? `builtin:${tool.name}`
 }
 
 /** The title of one call; a callTitle that fails must not fail the call it only names. */

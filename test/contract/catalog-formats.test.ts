@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { JsonSchema } from '../../src/core/json-schema'
 import { formatCatalog, isCatalogFormat } from '../../src/platforms/formats'
 import type { OpenAiTool } from '../../src/platforms/openai'
-import type { JsonSchema } from '../../src/platforms/schema'
 import { type CatalogEntry, catalogEntry } from '../../src/registry/entry'
 import { allTools } from '../../src/tools/builtins'
 import { compiler } from '../support/schemas'

@@ -93,6 +93,16 @@ describe('Lambda handler with recorded events', () => {
     expect(json(read)).toMatchObject({ path: 'notes/rest.txt', content: 'written through API Gateway REST' })
   })
 
+  it('refuses browser sessions with a clear error: a session cannot outlive one invocation', async () => {
+    const refused = await invoke('function-url', {
+      path: '/v1/tools/browser_open',
+      body: { url: 'https://example.com/' },
+    })
+    expect(refused.statusCode).toBe(503)
+    expect(json(refused)).toMatchObject({ code: 'unavailable' })
+    expect(json(refused).hint).toContain('Lambda')
+  })
+
   it('keeps workspaces and tenants apart through the query string', async () => {
     await invoke('function-url', {
       path: '/v1/tools/write_file',

@@ -6,6 +6,8 @@ export interface LocalWeb {
   port: number
   /** Every request the server saw, in order. */
   hits: Array<{ method: string; url: string; headers: IncomingMessage['headers']; body: string }>
+  /** TCP connections accepted, with or without a request on them (a preconnect, a WebRTC candidate). */
+  readonly connections: number
   stop(): Promise<void>
 }
 
@@ -29,6 +31,10 @@ export async function startLocalWeb(routes: Record<string, Route>): Promise<Loca
       }
     })
   })
+  let connections = 0
+  server.on('connection', () => {
+    connections++
+  })
   // WebSocket handshakes arrive as upgrades, not requests: they count as hits too.
   server.on('upgrade', (request, socket) => {
     hits.push({ method: request.method ?? '', url: request.url ?? '', headers: request.headers, body: '' })
@@ -40,6 +46,9 @@ export async function startLocalWeb(routes: Record<string, Route>): Promise<Loca
     url: `http://127.0.0.1:${port}`,
     port,
     hits,
+    get connections() {
+      return connections
+    },
     stop: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections()

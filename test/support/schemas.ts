@@ -1,7 +1,7 @@
 import Ajv from 'ajv'
 import Ajv2020 from 'ajv/dist/2020'
 import addFormats from 'ajv-formats'
-import type { JsonSchema } from '../../src/platforms/schema'
+import type { JsonSchema } from '../../src/core/json-schema'
 
 // Strict compilers: an unknown keyword or a contradictory schema fails the test, as it would fail the platform.
 export function compiler(draft: '2020' | '07') {

@@ -3,13 +3,15 @@ import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { serve } from '@hono/node-server'
-import { createApp } from '../../src/app'
+import { buildApp, type SourceRuntime } from '../../src/app'
 import type { ApiKey } from '../../src/auth/keys'
 import { loadConfig } from '../../src/config/config'
 import { silentLogger } from '../../src/core/logger'
 import type { Resolver } from '../../src/net/node-http'
+import type { SourceHost } from '../../src/registry/source-host'
 import { createNodeMetrics } from '../../src/runtimes/node-metrics'
 import { createNodeServices } from '../../src/runtimes/node-services'
+import { nodeSourceRuntime, watchSourcesFolder } from '../../src/runtimes/node-sources'
 import { createFsStorage } from '../../src/storage/fs'
 import type { ObjectStore } from '../../src/storage/store'
 import { toolNames } from '../../src/tools/builtins'
@@ -20,6 +22,8 @@ export interface TestServer {
   url: string
   storage: ObjectStore
   dataDir: string
+  /** The app's live sources (undefined when the suite turned them off). */
+  sources: SourceHost | undefined
   /** POSTs JSON to a tool and returns status, headers and parsed body. */
   call(tool: string, body: unknown, options?: CallOptions): Promise<CallResult>
   stop(): Promise<void>
@@ -52,6 +56,8 @@ export async function startTestServer(
     egressResolve?: Resolver
     /** Serve /metrics (prom-client), as the Node service does by default. */
     metrics?: boolean
+    /** Overrides of what the runtime lends sources (keepWarm: false is how Lambda runs them). */
+    sourceRuntime?: Partial<SourceRuntime>
   } = {},
 ): Promise<TestServer> {
   const dataDir = await mkdtemp(join(tmpdir(), 'toolport-test-'))
@@ -68,14 +74,20 @@ export async function startTestServer(
     ...(options.egressResolve ? { egressResolve: options.egressResolve } : {}),
   })
   if (options.shell && !node.services.shell) throw new Error(`no sandbox for the test server: ${node.shellProblem}`)
-  const app = createApp({
+  const services = { ...node.services, ...options.services }
+  const { app, sources } = buildApp({
     config,
     storage,
     log: silentLogger,
     ...(options.tools ? { tools: options.tools } : {}),
-    services: { ...node.services, ...options.services },
-    ...(options.metrics ? { metrics: createNodeMetrics(() => node.services) } : {}),
+    services,
+    sources: { ...nodeSourceRuntime(config, process.env, services), ...options.sourceRuntime },
+    ...(options.metrics ? { metrics: createNodeMetrics(() => services) } : {}),
   })
+  const folder =
+    sources && config.registry.sourcesDir
+      ? await watchSourcesFolder(sources, config.registry.sourcesDir, config.registry.refreshMs, silentLogger)
+      : undefined
   const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' })
   await new Promise<void>((resolve) => server.once('listening', resolve))
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
@@ -83,6 +95,7 @@ export async function startTestServer(
     url,
     storage,
     dataDir,
+    sources,
     async call(tool, body, callOptions = {}) {
       const query = callOptions.workspace === undefined ? '' : `?workspace=${encodeURIComponent(callOptions.workspace)}`
       const response = await fetch(`${url}/v1/tools/${tool}${query}`, {
@@ -106,7 +119,10 @@ export async function startTestServer(
       // fetch keeps connections alive; close them or server.close waits for their idle timeout.
       if ('closeAllConnections' in server) server.closeAllConnections()
       await closed
+      folder?.close()
+      await sources?.close()
       // A suite that rendered a PDF started Chromium: stop it with the server.
+      await node.services.browserSessions?.closeAll()
       await node.services.browser?.close()
       // Calls whose connections were just cut may still be finishing a write (and its lock) in the folder.
       await rm(dataDir, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 })

@@ -14,7 +14,7 @@ export function countCalls(metrics: Metrics): MiddlewareHandler<AppEnv> {
     if (!tool) return
     const status = context.res.status
     const outcome = status < 400 ? 'ok' : (codeByStatus.get(status) ?? String(status))
-    metrics.recordCall(tool, outcome, (performance.now() - started) / 1000)
+    metrics.recordCall(tool, context.get('toolSource') ?? 'builtin', outcome, (performance.now() - started) / 1000)
     if (context.get('errorOrigin') === 'storage') metrics.recordStorageError()
   }
 }

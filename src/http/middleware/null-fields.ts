@@ -1,6 +1,6 @@
 import type { MiddlewareHandler } from 'hono'
+import type { JsonSchema } from '../../core/json-schema'
 import { stripNullOptionalsChanged } from '../../platforms/nulls'
-import type { JsonSchema } from '../../platforms/schema'
 import type { AppEnv } from '../env'
 
 const jsonMediaType = /^application\/([\w.-]+\+)?json$/i

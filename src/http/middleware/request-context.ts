@@ -24,6 +24,7 @@ export function requestContext(log: Logger): MiddlewareHandler<AppEnv> {
       status: context.res.status,
       tenant: context.get('principal')?.tenant,
       tool: context.get('tool'),
+      source: context.get('toolSource'),
       duration_ms: Math.round(performance.now() - started),
     })
   }

@@ -1,7 +1,6 @@
 import type { OpenAPIHono } from '@hono/zod-openapi'
 import { ToolError } from '../../core/errors'
 import { catalogFormats, formatCatalog, isCatalogFormat } from '../../platforms/formats'
-import { catalogRevision } from '../../registry/entry'
 import type { ToolRegistry } from '../../registry/registry'
 import type { AppEnv } from '../env'
 
@@ -15,8 +14,8 @@ export function registerCatalogRoute(app: OpenAPIHono<AppEnv>, registry: ToolReg
         details: { field: 'format' },
       })
     }
-    const visible = registry.visibleTo(context.get('principal')).map((tool) => registry.entry(tool))
-    // The revision hashes the toolport entries, so it is the same whichever format is asked for.
-    return context.json({ revision: await catalogRevision(visible), format, tools: formatCatalog(format, visible) })
+    const catalog = await registry.catalog(context.get('principal'))
+    // The revision comes from the toolport entries, so it is the same whichever format is asked for.
+    return context.json({ revision: catalog.revision, format, tools: formatCatalog(format, catalog.entries) })
   })
 }

@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi'
 import type { Effect } from '../../core/effects'
 import { ToolError } from '../../core/errors'
-import { isSchema } from '../../platforms/schema'
+import { isSchema } from '../../core/json-schema'
 import type { ToolRegistry } from '../../registry/registry'
 import type { ShellService } from '../../sandbox/shell-service'
 import type { ObjectStore } from '../../storage/store'
@@ -63,7 +63,7 @@ export function registerContextRoute(app: OpenAPIHono<AppEnv>, deps: ContextDeps
     const principal = context.get('principal')
     const workspace = createWorkspace(deps.storage, principal.tenant, workspaceId)
     const { listing } = await workspace.list('', { recursive: true, limit: maxEntries })
-    const allowed = deps.registry.visibleTo(principal)
+    const allowed = (await deps.registry.catalog(principal)).tools
     const mayRun = allowed.some((tool) => tool.name === 'execute_command')
     const document: ContextDocument = {
       workspace: workspaceId,
@@ -88,7 +88,7 @@ export function registerContextRoute(app: OpenAPIHono<AppEnv>, deps: ContextDeps
 
 /** The shell's timeout as execute_command's own schema declares it, so the two cannot disagree. */
 function shellTimeoutOf(registry: ToolRegistry): { default: number; max: number } | undefined {
-  const shell = registry.find('execute_command')
+  const shell = registry.builtin('execute_command')
   const properties = shell ? registry.inputSchema(shell).properties : undefined
   const timeout = isSchema(properties) ? properties.timeout_seconds : undefined
   if (!isSchema(timeout) || typeof timeout.default !== 'number' || typeof timeout.maximum !== 'number') return undefined

@@ -6,13 +6,10 @@ import { problemResponse } from '../problem'
 
 /** What no route answers: another method on a tool (405), an unknown tool, any other path (404). */
 export function registerFallbacks(app: OpenAPIHono<AppEnv>, registry: ToolRegistry): void {
-  app.all('/v1/tools/:name', (context) => {
+  app.all('/v1/tools/:name', async (context) => {
     const name = context.req.param('name')
-    if (!registry.find(name)) {
-      throw new ToolError('not_found', `There is no tool named ${JSON.stringify(name)}.`, {
-        hint: 'GET /v1/tools lists the tools this service offers; use one of their names.',
-      })
-    }
+    // not_found (with the source's state for a tool that is gone) before method_not_allowed.
+    await registry.resolve(context.get('principal').tenant, name)
     throw new ToolError('method_not_allowed', `${context.req.method} is not allowed on ${name}.`, {
       hint: `Call ${name} with POST and a JSON body.`,
       headers: { Allow: 'POST' },

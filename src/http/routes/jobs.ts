@@ -38,44 +38,46 @@ export function jobStatusUrl(origin: string, id: string): string {
   return `${origin}/v1/jobs/${id}`
 }
 
+/** GET /v1/jobs/{id}, as the OpenAPI document describes it. */
+export const getJob = createRoute({
+  method: 'get',
+  path: '/v1/jobs/{id}',
+  operationId: 'get_job',
+  summary: 'Get job',
+  description:
+    'Poll a job started with ?async=true or by a call that ran past the synchronous time limit. Repeat every few seconds until status is succeeded (read result), failed (read error) or cancelled.',
+  tags: ['jobs'],
+  security: [{ bearerAuth: [] }],
+  request: { params: z.object({ id: JobId }) },
+  responses: {
+    200: { description: 'The job.', content: { 'application/json': { schema: Job } } },
+    404: { description: 'No such job for this tenant (or it expired).', content: problemContent },
+  },
+})
+/** DELETE /v1/jobs/{id}. */
+export const cancelJob = createRoute({
+  method: 'delete',
+  path: '/v1/jobs/{id}',
+  operationId: 'cancel_job',
+  summary: 'Cancel job',
+  description:
+    'Cancel a queued or running job: its sandbox or browser work is killed. Finished jobs are returned unchanged.',
+  tags: ['jobs'],
+  security: [{ bearerAuth: [] }],
+  request: { params: z.object({ id: JobId }) },
+  responses: {
+    200: { description: 'The job after cancelling.', content: { 'application/json': { schema: Job } } },
+    404: { description: 'No such job for this tenant.', content: problemContent },
+  },
+})
 /** GET /v1/jobs/{id} (get_job, for polling) and DELETE /v1/jobs/{id} (cancel_job). */
 export function registerJobRoutes(app: OpenAPIHono<AppEnv>, jobs: JobRunner, publicUrl: string | undefined): void {
   const origin = (request: Request) => publicUrl ?? new URL(request.url).origin
-  const getJob = createRoute({
-    method: 'get',
-    path: '/v1/jobs/{id}',
-    operationId: 'get_job',
-    summary: 'Get job',
-    description:
-      'Poll a job started with ?async=true or by a call that ran past the synchronous time limit. Repeat every few seconds until status is succeeded (read result), failed (read error) or cancelled.',
-    tags: ['jobs'],
-    security: [{ bearerAuth: [] }],
-    request: { params: z.object({ id: JobId }) },
-    responses: {
-      200: { description: 'The job.', content: { 'application/json': { schema: Job } } },
-      404: { description: 'No such job for this tenant (or it expired).', content: problemContent },
-    },
-  })
   app.openapi(getJob, async (context) => {
     const { id } = context.req.valid('param')
     const job = await jobs.get(context.get('principal').tenant, id)
     if (!job) throw notFound(id)
     return context.json(publicJob(job, jobStatusUrl(origin(context.req.raw), job.id)) as never, 200)
-  })
-  const cancelJob = createRoute({
-    method: 'delete',
-    path: '/v1/jobs/{id}',
-    operationId: 'cancel_job',
-    summary: 'Cancel job',
-    description:
-      'Cancel a queued or running job: its sandbox or browser work is killed. Finished jobs are returned unchanged.',
-    tags: ['jobs'],
-    security: [{ bearerAuth: [] }],
-    request: { params: z.object({ id: JobId }) },
-    responses: {
-      200: { description: 'The job after cancelling.', content: { 'application/json': { schema: Job } } },
-      404: { description: 'No such job for this tenant.', content: problemContent },
-    },
   })
   app.openapi(cancelJob, async (context) => {
     const { id } = context.req.valid('param')

@@ -13,10 +13,10 @@ import { HTTPException } from 'hono/http-exception'
 import { z } from 'zod'
 import { assertToolAllowed } from '../../auth/principal'
 import type { Caller } from '../../caller/caller'
+import type { JsonSchema } from '../../core/json-schema'
 import type { Logger } from '../../core/logger'
 import { type McpTool, toMcpTool } from '../../platforms/mcp'
 import { stripNullOptionals } from '../../platforms/nulls'
-import type { JsonSchema } from '../../platforms/schema'
 import type { ToolRegistry } from '../../registry/registry'
 import type { Tool } from '../../tools/tool'
 import type { AppEnv } from '../env'
@@ -38,24 +38,38 @@ interface McpEntry {
   inputSchema: JsonSchema
 }
 
-export type McpEntries = ReadonlyMap<string, McpEntry>
+/** Each tool's MCP listing, derived once per tool (a source's tools are new objects when it reloads). */
+export type McpListings = WeakMap<Tool, McpEntry>
 
-export function mcpEntries(registry: ToolRegistry): McpEntries {
-  return new Map(
-    registry.tools.map((tool) => [
-      tool.name,
-      { tool, listed: toMcpTool(registry.entry(tool)), inputSchema: registry.inputSchema(tool) },
-    ]),
-  )
+export function mcpListings(): McpListings {
+  return new WeakMap()
+}
+
+function entryOf(listings: McpListings, registry: ToolRegistry, tool: Tool): McpEntry {
+  let entry = listings.get(tool)
+  if (!entry) {
+    entry = { tool, listed: toMcpTool(registry.entry(tool)), inputSchema: registry.inputSchema(tool) }
+    listings.set(tool, entry)
+  }
+  return entry
 }
 
 export async function answerMcp(
   context: Context<AppEnv>,
-  entries: McpEntries,
+  listings: McpListings,
   deps: McpDeps,
   workspaceId: string,
 ): Promise<Response | undefined> {
-  const server = createServer(context, entries, deps, workspaceId)
+  const registry = deps.caller.registry
+  const catalog = await registry.catalog(context.get('principal'))
+  const entries = catalog.tools.map((tool) => entryOf(listings, registry, tool))
+  // A call looks in the tenant's whole catalog, so a tool outside the key's scope is refused as such.
+  const lookup = (name: string) =>
+    registry.resolve(context.get('principal').tenant, name).then(
+      (tool) => entryOf(listings, registry, tool),
+      () => undefined,
+    )
+  const server = createServer(context, { entries, lookup }, deps, workspaceId)
   const transport = new StreamableHTTPTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
   await server.connect(transport)
   try {
@@ -72,20 +86,28 @@ export async function answerMcp(
   }
 }
 
-function createServer(context: Context<AppEnv>, entries: McpEntries, deps: McpDeps, workspaceId: string): McpServer {
+function createServer(
+  context: Context<AppEnv>,
+  catalog: { entries: readonly McpEntry[]; lookup(name: string): Promise<McpEntry | undefined> },
+  deps: McpDeps,
+  workspaceId: string,
+): McpServer {
   const principal = context.get('principal')
   const server = new McpServer(
     { name: 'toolport', version: deps.version },
     { capabilities: { tools: { listChanged: false } } },
   )
-  const visible = [...entries.values()].filter((entry) => !principal.tools || principal.tools.has(entry.tool.name))
-  server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: visible.map((entry) => entry.listed) }))
+  // The catalog is the principal's already: every tool listed here is one it may call.
+  server.server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: catalog.entries.map((entry) => entry.listed),
+  }))
   server.server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
-    const entry = entries.get(request.params.name)
+    const entry = await catalog.lookup(request.params.name)
     if (!entry) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`)
     context.set('tool', entry.tool.name)
+    context.set('toolSource', entry.tool.source)
     try {
-      assertToolAllowed(principal, entry.tool.name)
+      assertToolAllowed(principal, entry.tool)
       const output = await deps.caller.invoke({
         tool: entry.tool,
         input: parseInput(entry, request.params.arguments ?? {}),
@@ -93,10 +115,12 @@ function createServer(context: Context<AppEnv>, entries: McpEntries, deps: McpDe
         workspaceId,
         origin: undefined,
         signal: AbortSignal.any([context.req.raw.signal, extra.signal]),
+        inlineImages: true,
       })
+      const { structured, images } = splitImages(output)
       return {
-        structuredContent: output as Record<string, unknown>,
-        content: [{ type: 'text', text: JSON.stringify(output) }, ...fileLinks(output)],
+        structuredContent: structured,
+        content: [{ type: 'text', text: JSON.stringify(structured) }, ...images, ...fileLinks(structured)],
       }
     } catch (error) {
       // A failed tool is a result the model reads (isError), not a protocol error: it can correct the call.
@@ -112,6 +136,16 @@ function parseInput(entry: McpEntry, args: Record<string, unknown>): unknown {
   const parsed = entry.tool.input.safeParse(input)
   if (!parsed.success) throw validationError(parsed.error, 'input')
   return parsed.data
+}
+
+const InlineImage = z.object({ mime_type: z.string(), data: z.string() })
+
+/** An output's `image` (a tool's picture for the model) becomes an image block, not JSON text. */
+function splitImages(output: unknown): { structured: Record<string, unknown>; images: ContentBlock[] } {
+  const { image, ...rest } = output as Record<string, unknown>
+  const parsed = InlineImage.safeParse(image)
+  if (!parsed.success) return { structured: output as Record<string, unknown>, images: [] }
+  return { structured: rest, images: [{ type: 'image', data: parsed.data.data, mimeType: parsed.data.mime_type }] }
 }
 
 const FileList = z.array(

@@ -4,7 +4,7 @@ import { isLoopbackHost } from '../../core/loopback'
 import type { AppEnv } from '../env'
 import { limitBody } from '../middleware/body-limit'
 import { parseWorkspace } from '../workspace-param'
-import type { McpDeps, McpEntries } from './mcp-session'
+import type { McpDeps, McpListings } from './mcp-session'
 
 export interface McpRouteDeps extends McpDeps {
   maxBodyBytes: number
@@ -19,7 +19,7 @@ export interface McpRouteDeps extends McpDeps {
  */
 export function registerMcpRoute(app: OpenAPIHono<AppEnv>, deps: McpRouteDeps): void {
   // Built on the first MCP request, with the SDK: neither is needed to serve REST calls.
-  let entries: McpEntries | undefined
+  let listings: McpListings | undefined
   const limitedBody = limitBody(deps.maxBodyBytes, `Send at most ${deps.maxBodyBytes} bytes in one MCP message.`)
   const publicOrigin = new URL(deps.publicUrl).origin
   app.all('/mcp', limitedBody, async (context) => {
@@ -33,8 +33,8 @@ export function registerMcpRoute(app: OpenAPIHono<AppEnv>, deps: McpRouteDeps): 
     }
     const workspace = parseWorkspace(context.req.query('workspace'))
     const session = await import('./mcp-session')
-    entries ??= session.mcpEntries(deps.caller.registry)
-    return session.answerMcp(context, entries, deps, workspace)
+    listings ??= session.mcpListings()
+    return session.answerMcp(context, listings, deps, workspace)
   })
 }
 

@@ -1,55 +1,52 @@
 import type { OpenAPIHono } from '@hono/zod-openapi'
+import type { Authenticator } from '../../auth/authenticator'
 import { ToolError } from '../../core/errors'
 import type { ToolRegistry } from '../../registry/registry'
 import type { AppEnv } from '../env'
+import { buildOpenApiDocument, type OpenApiDocument, subsetDocument } from '../openapi-document'
 
-export const serviceDescription =
-  'toolport runs tools for LLM platforms and CI: workspace files, shell, web, documents and more. Every tool is one POST /v1/tools/{name} with a JSON body; errors are application/problem+json with a code and a hint.'
-
-type OpenApiDocument = ReturnType<OpenAPIHono['getOpenAPI31Document']>
+// Documents of the last few catalogs, by revision: keys of one tenant share one.
+const cachedDocuments = 16
 
 /**
- * Builds the OpenAPI 3.1 document of the app's routes, then adds what zod-openapi cannot express:
- * each operation's effect, and GPT Actions' consequential flag (only read tools run without asking).
+ * GET /openapi.json: the OpenAPI document of what the calling key may call (built-ins and source
+ * tools), `?tools=a,b` for a subset. Without a key: the built-ins and the operator's sources. The
+ * committed openapi/openapi.json is the document of the built-ins alone.
  */
-export function buildOpenApiDocument(
-  app: OpenAPIHono<AppEnv>,
-  registry: ToolRegistry,
-  publicUrl: string,
-  version: string,
-): OpenApiDocument {
-  const document = app.getOpenAPI31Document({
-    openapi: '3.1.0',
-    info: { title: 'toolport', version, description: serviceDescription },
-    servers: [{ url: publicUrl }],
-    tags: [{ name: 'tools', description: 'One operation per tool.' }],
-  })
-  const effects = new Map(registry.tools.map((tool) => [tool.name, tool.effect]))
-  for (const pathItem of Object.values(document.paths ?? {})) {
-    const operation = pathItem.post
-    const effect = operation?.operationId ? effects.get(operation.operationId) : undefined
-    if (!operation || !effect) continue
-    Object.assign(operation, { 'x-effect': effect, 'x-openai-isConsequential': effect !== 'read' })
-  }
-  return document
-}
-
 export function registerOpenApiRoute(
   app: OpenAPIHono<AppEnv>,
-  registry: ToolRegistry,
-  publicUrl: string,
-  version: string,
+  deps: { registry: ToolRegistry; authenticator: Authenticator; publicUrl: string; version: string },
 ): void {
-  app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
-    type: 'http',
-    scheme: 'bearer',
-    description: 'An API key issued by the operator (TOOLPORT_API_KEYS).',
-  })
-  let document: OpenApiDocument | undefined
-  const known = new Set(registry.tools.map((tool) => tool.name))
-  app.get('/openapi.json', (context) => {
-    document ??= buildOpenApiDocument(app, registry, publicUrl, version)
+  const { registry, publicUrl, version } = deps
+  const documents = new Map<string, OpenApiDocument>()
+  const generatedCache = new Map<string, string>()
+  app.get('/openapi.json', async (context) => {
+    // Public, as importers fetch it without a key; with one, it is that key's catalog.
+    const authorization = context.req.header('authorization')
+    const principal =
+      deps.authenticator.enabled && authorization === undefined
+        ? undefined
+        : await deps.authenticator.authenticate(authorization)
+    if (principal) context.header('Cache-Control', 'no-store')
+    const catalog = await registry.catalog(principal)
+    // The management routes are for admin keys; the no-keys caller's document is the built-ins' alone.
+    const admin = principal?.admin === true && principal.id !== 'anonymous'
+    const key = `${catalog.revision}:${admin}`
+    let document = documents.get(key)
+    if (!document) {
+      document = buildOpenApiDocument(catalog.tools, {
+        publicUrl,
+        version,
+        admin,
+        generatedCache,
+        schemasOf: (tool) =>
+          tool.schemas ? { input: registry.inputSchema(tool), output: tool.schemas.output } : undefined,
+      })
+      documents.set(key, document)
+      if (documents.size > cachedDocuments) documents.delete(documents.keys().next().value as string)
+    }
     const wanted = context.req.query('tools')
+    const known = new Set(catalog.tools.map((tool) => tool.name))
     return context.json(wanted === undefined ? document : subsetDocument(document, parseToolList(wanted, known)))
   })
 }
@@ -69,18 +66,4 @@ function parseToolList(value: string, known: ReadonlySet<string>): Set<string> {
     })
   }
   return new Set(names)
-}
-
-/**
- * The document with only some tools' operations: a custom GPT chooses better among few actions, and
- * each GPT can be given just the tools its job needs.
- */
-export function subsetDocument(document: OpenApiDocument, names: ReadonlySet<string>): OpenApiDocument {
-  const paths = Object.fromEntries(
-    Object.entries(document.paths ?? {}).filter(([, item]) => {
-      const operationId = item?.post?.operationId
-      return operationId === undefined || names.has(operationId)
-    }),
-  )
-  return { ...document, paths }
 }

@@ -1,11 +1,11 @@
-import { createRoute, type RouteConfig, z } from '@hono/zod-openapi'
-import type { MiddlewareHandler } from 'hono'
+import { createRoute, z } from '@hono/zod-openapi'
 import type { Tool } from '../../tools/tool'
 import { Problem } from '../problem'
 import { WorkspaceId } from '../workspace-param'
 import { Job } from './jobs'
 
-// The OpenAPI declaration of POST /v1/tools/{name}: generated from the tool's own schemas.
+// The declaration of POST /v1/tools/{name}: its query flags (checked on every call) and its OpenAPI
+// operation, generated from the tool's own schemas (zod for built-ins, JSON Schema for source tools).
 
 const AsyncFlag = z
   .enum(['true', 'false'])
@@ -52,8 +52,19 @@ function errorResponses(tool: Tool) {
   return responses
 }
 
-/** The route of one tool; `middleware` runs before the body is validated (permission, body limit, nulls). */
-export function toolRoute(tool: Tool, middleware: MiddlewareHandler[]) {
+/** The query of every tool call. */
+export const ToolQuery = z.object({
+  workspace: WorkspaceId,
+  async: AsyncFlag,
+  callback_url: CallbackUrl,
+  dry_run: DryRunFlag,
+})
+
+/**
+ * The OpenAPI operation of one tool. `schemas` are the JSON Schemas of a source tool, used as they
+ * are; built-ins are described from their zod schemas.
+ */
+export function toolRoute(tool: Tool, schemas?: { input: Record<string, unknown>; output: Record<string, unknown> }) {
   return createRoute({
     method: 'post',
     path: `/v1/tools/${tool.name}`,
@@ -62,7 +73,6 @@ export function toolRoute(tool: Tool, middleware: MiddlewareHandler[]) {
     description: tool.description,
     tags: ['tools'],
     security: [{ bearerAuth: [] }],
-    middleware: middleware as RouteConfig['middleware'],
     request: {
       query: z.object({
         workspace: WorkspaceId,
@@ -70,10 +80,13 @@ export function toolRoute(tool: Tool, middleware: MiddlewareHandler[]) {
         callback_url: CallbackUrl,
         ...(tool.dryRun ? { dry_run: DryRunFlag } : {}),
       }),
-      body: { required: true, content: { 'application/json': { schema: tool.input } } },
+      body: { required: true, content: { 'application/json': { schema: schemas?.input ?? tool.input } } },
     },
     responses: {
-      200: { description: `${tool.title}: result.`, content: { 'application/json': { schema: tool.output } } },
+      200: {
+        description: `${tool.title}: result.`,
+        content: { 'application/json': { schema: schemas?.output ?? tool.output } },
+      },
       202: {
         description:
           'Accepted as a job (async=true, or the call outlasted the synchronous limit): poll status_url. For a key that requires approval: { status: "pending_approval", approval_id, approve_url, preview }.',

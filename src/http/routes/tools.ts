@@ -4,15 +4,16 @@ import { streamSSE } from 'hono/streaming'
 import { assertToolAllowed } from '../../auth/principal'
 import type { Call } from '../../caller/call'
 import type { Caller } from '../../caller/caller'
+import { ToolError } from '../../core/errors'
 import type { Logger } from '../../core/logger'
 import { publicJob } from '../../jobs/types'
+import { stripNullOptionalsChanged } from '../../platforms/nulls'
 import { type Tool, type ToolEvent, titleOfCall } from '../../tools/tool'
 import type { AppEnv } from '../env'
 import { limitBody } from '../middleware/body-limit'
-import { stripNullFields } from '../middleware/null-fields'
-import { problemBody } from '../problem'
+import { problemBody, validationError } from '../problem'
 import { jobStatusUrl } from './jobs'
-import { toolRoute } from './tool-route'
+import { ToolQuery } from './tool-route'
 
 export interface ToolRouteDeps {
   caller: Caller
@@ -21,8 +22,11 @@ export interface ToolRouteDeps {
   log: Logger
 }
 
+const jsonMediaType = /^application\/([\w.-]+\+)?json$/i
+
 /**
- * One POST /v1/tools/{name} per tool. The handler only translates: the request into a Call, and the
+ * POST /v1/tools/{name}, for every tool of the caller's catalog: built-ins and source tools alike are
+ * found by name when the call arrives. The handler only translates: the request into a Call, and the
  * caller's outcome into JSON (200 result, 202 job or pending approval, dry-run preview) or an event
  * stream (call, output…, result or error).
  */
@@ -32,41 +36,68 @@ export function registerToolRoutes(app: OpenAPIHono<AppEnv>, deps: ToolRouteDeps
     deps.maxBodyBytes,
     `Send at most ${deps.maxBodyBytes} bytes; files may be at most ${deps.maxFileBytes} bytes.`,
   )
-  for (const tool of caller.registry.tools) {
-    // Permission is checked before the body is read, so a key learns nothing about tools it may not use.
-    const allowTool: MiddlewareHandler<AppEnv> = async (context, next) => {
-      assertToolAllowed(context.get('principal'), tool.name)
-      await next()
+  // Found and checked before the body is read, so a key learns nothing about tools it may not use.
+  const findTool: MiddlewareHandler<AppEnv> = async (context, next) => {
+    const principal = context.get('principal')
+    const tool = await caller.registry.resolve(principal.tenant, context.req.param('name') ?? '')
+    assertToolAllowed(principal, tool)
+    context.set('tool', tool.name)
+    context.set('toolSource', tool.source)
+    context.set('callTool', tool)
+    await next()
+  }
+  app.post('/v1/tools/:name', findTool, limitedBody, async (context) => {
+    const tool = context.get('callTool')
+    const query = ToolQuery.safeParse(context.req.query())
+    if (!query.success) throw validationError(query.error, 'query parameter')
+    const call: Call = {
+      tool,
+      input: await readInput(context, tool, caller),
+      principal: context.get('principal'),
+      workspaceId: query.data.workspace,
+      origin: new URL(context.req.url).origin,
+      signal: context.req.raw.signal,
     }
-    const route = toolRoute(tool, [
-      allowTool,
-      limitedBody,
-      stripNullFields(() => caller.registry.inputSchema(tool)),
-    ] as MiddlewareHandler[])
-    app.openapi(route, async (context) => {
-      context.set('tool', tool.name)
-      const query = context.req.valid('query')
-      const call: Call = {
-        tool,
-        input: context.req.valid('json'),
-        principal: context.get('principal'),
-        workspaceId: query.workspace,
-        origin: new URL(context.req.url).origin,
-        signal: context.req.raw.signal,
-      }
-      const admission = await caller.admit(call, { dryRun: context.req.query('dry_run') === 'true' })
-      if (admission?.kind === 'dry_run')
-        return context.json({ dry_run: true, preview: admission.preview } as never, 200)
-      if (admission?.kind === 'pending_approval') return context.json(admission.pending as never, 202)
-      if (wantsEventStream(context.req.header('accept'))) return streamCall(context, caller, call, deps.log) as never
-      const wantsAsync = query.async === 'true' || /\brespond-async\b/i.test(context.req.header('prefer') ?? '')
-      const outcome = await caller.run(call, { async: wantsAsync, callbackUrl: query.callback_url ?? null })
-      if ('output' in outcome) return context.json(outcome.output as never, 200)
-      const statusUrl = jobStatusUrl(call.origin as string, outcome.job.id)
-      context.header('Location', statusUrl)
-      return context.json(publicJob(outcome.job, statusUrl) as never, 202)
+    const admission = await caller.admit(call, { dryRun: query.data.dry_run === 'true' })
+    if (admission?.kind === 'dry_run') return context.json({ dry_run: true, preview: admission.preview }, 200)
+    if (admission?.kind === 'pending_approval') return context.json(admission.pending, 202)
+    if (wantsEventStream(context.req.header('accept'))) return streamCall(context, caller, call, deps.log)
+    const wantsAsync = query.data.async === 'true' || /\brespond-async\b/i.test(context.req.header('prefer') ?? '')
+    const outcome = await caller.run(call, { async: wantsAsync, callbackUrl: query.data.callback_url ?? null })
+    if ('output' in outcome) return context.json(outcome.output as object, 200)
+    const statusUrl = jobStatusUrl(call.origin as string, outcome.job.id)
+    context.header('Location', statusUrl)
+    return context.json(publicJob(outcome.job, statusUrl), 202)
+  })
+}
+
+/**
+ * The body as the tool's input: JSON only (415 otherwise), the nulls strict-mode platforms send for
+ * unset optional fields dropped, then the tool's own schema (400 naming the first failing field).
+ */
+async function readInput(context: Context<AppEnv>, tool: Tool, caller: Caller): Promise<unknown> {
+  const mediaType = context.req.header('content-type')?.split(';')[0]?.trim() ?? ''
+  const text = await context.req.text()
+  if (mediaType !== '' && !jsonMediaType.test(mediaType)) throw unsupportedMediaType()
+  if (mediaType === '' && text !== '') throw unsupportedMediaType()
+  let body: unknown
+  try {
+    body = JSON.parse(text)
+  } catch {
+    throw new ToolError('validation', 'The request body is not valid JSON.', {
+      hint: 'Send a JSON object as the body, with the header "Content-Type: application/json".',
     })
   }
+  stripNullOptionalsChanged(body, caller.registry.inputSchema(tool))
+  const parsed = tool.input.safeParse(body)
+  if (!parsed.success) throw validationError(parsed.error, 'input')
+  return parsed.data
+}
+
+function unsupportedMediaType(): ToolError {
+  return new ToolError('unsupported_media_type', 'The request body must be JSON.', {
+    hint: 'Send the header "Content-Type: application/json" with a JSON object body.',
+  })
 }
 
 /** The call as server-sent events: `call`, then `output` events as the tool reports them, then `result` or `error`. */

@@ -102,6 +102,7 @@ export async function bwrapInvocation(
   for (const [name, content] of Object.entries(generatedEtc))
     args.push('--ro-bind-data', dataFd(content), `/etc/${name}`)
   args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', '--bind', request.workspaceDir, '/workspace')
+  for (const mount of request.mounts ?? []) args.push('--ro-bind', mount.host, mount.sandbox)
   args.push('--chdir', request.cwd ? `/workspace/${request.cwd}` : '/workspace', '--clearenv')
   const env = {
     PATH: sandboxPath,
@@ -112,8 +113,9 @@ export async function bwrapInvocation(
     ...request.env,
   }
   for (const [name, value] of Object.entries(env)) args.push('--setenv', name, value)
-  const shell = ['/bin/sh', '-c', request.command]
-  let command = innerLimits.length > 0 ? ['prlimit', ...innerLimits, '--', ...shell] : shell
+  // A shell command line, or an argv run as it is (command sources: no shell reads its elements).
+  const program = request.argv ? [...request.argv] : ['/bin/sh', '-c', request.command]
+  let command = innerLimits.length > 0 ? ['prlimit', ...innerLimits, '--', ...program] : program
   if (request.egressSocket && layout.forwarder) {
     // The host's /usr and /lib are visible here: node needs only its binary, the script and the socket.
     for (const mount of forwarderMounts(layout.forwarder, request.egressSocket, false, false))

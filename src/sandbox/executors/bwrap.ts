@@ -1,7 +1,8 @@
 import { type BwrapLayout, bwrapInvocation, sandboxUid } from './bwrap-arguments'
-import type { CgroupManager } from './cgroup'
-import type { Sandbox, SandboxLimits, SandboxRunResult, SandboxStatus } from './sandbox'
-import { probeSandbox, runSandboxedChild, workspaceLimitOf } from './sandboxed-child'
+import type { CgroupManager, RunCgroup } from './cgroup'
+import type { Sandbox, SandboxLimits, SandboxRunRequest, SandboxRunResult, SandboxStatus } from './sandbox'
+import { probeSandbox, runSandboxedChild, type SandboxedProgram, workspaceLimitOf } from './sandboxed-child'
+import { spawnSandboxedProcess } from './sandboxed-process'
 
 export { findUsrMergedLinks } from './bwrap-arguments'
 
@@ -42,48 +43,7 @@ export function createBwrapSandbox(options: BwrapOptions): Sandbox {
     async run(request): Promise<SandboxRunResult> {
       const cgroup = await options.cgroups?.create({ memoryBytes: limits.memoryBytes, pids: limits.pids })
       try {
-        const addressSpace = cgroup ? [] : [`--as=${limits.memoryBytes}`]
-        const behindForwarder = request.egressSocket !== undefined && options.forwarder !== undefined
-        const rlimits = [
-          `--nofile=${limits.openFiles}`,
-          `--fsize=${limits.fileBytes}`,
-          // With a pids cgroup, RLIMIT_NPROC only guards the shared host uid as a whole.
-          `--nproc=${cgroup ? limits.pids * 8 : limits.pids}`,
-          ...(behindForwarder ? [] : addressSpace),
-        ]
-        const dropUser = options.sandboxUser
-          ? [
-              'setpriv',
-              `--reuid=${options.sandboxUser.uid}`,
-              `--regid=${options.sandboxUser.gid}`,
-              '--clear-groups',
-              '--no-new-privs',
-            ]
-          : []
-        const invocation = await bwrapInvocation(options, request, behindForwarder ? addressSpace : [])
-        const chain = [
-          'prlimit',
-          ...rlimits,
-          '--',
-          ...dropUser,
-          // bwrap is pid 1 of the sandbox: its environment shows in /proc/1/environ, so it gets none at all
-          // (a shell on the way exports PWD), and it starts in / rather than in the service's folder.
-          'env',
-          '-i',
-          options.bwrapPath,
-          ...invocation.args,
-        ]
-        const result = await runSandboxedChild(
-          {
-            file: '/bin/sh',
-            args: ['-c', joinCgroupsScript, 'sh', ...(cgroup?.procsFiles ?? []), '--', ...chain],
-            env: {},
-            cwd: '/',
-            inputs: invocation.inputs,
-          },
-          request,
-          limits,
-        )
+        const result = await runSandboxedChild(await bwrapChain(options, request, cgroup), request, limits)
         const { killedFor, ...rest } = result
         const workspaceLimit = workspaceLimitOf(killedFor)
         return { ...rest, limitExceeded: (await cgroup?.limitHit()) ?? workspaceLimit }
@@ -91,6 +51,63 @@ export function createBwrapSandbox(options: BwrapOptions): Sandbox {
         await cgroup?.remove()
       }
     },
+    async start(request) {
+      const cgroup = await options.cgroups?.create({ memoryBytes: limits.memoryBytes, pids: limits.pids })
+      try {
+        // No timeout and no caller signal: a started process lives until it is killed.
+        const program = await bwrapChain(
+          options,
+          { ...request, command: '', timeoutMs: 0, signal: new AbortController().signal },
+          cgroup,
+        )
+        return spawnSandboxedProcess(program, () => cgroup?.remove())
+      } catch (error) {
+        await cgroup?.remove()
+        throw error
+      }
+    },
+  }
+}
+
+/**
+ * The whole chain that starts one sandboxed program: join the run's cgroups, set rlimits, drop to the
+ * sandbox user (as root), then bwrap with the request's namespaces and mounts. bwrap is pid 1 of the
+ * sandbox: it starts with no environment at all (a shell on the way exports PWD, which /proc/1/environ
+ * would show) in /, and its options arrive through descriptor 3 (see bwrap-arguments.ts).
+ */
+export async function bwrapChain(
+  options: BwrapOptions,
+  request: SandboxRunRequest,
+  cgroup: RunCgroup | undefined,
+): Promise<SandboxedProgram> {
+  const { limits } = options
+  const addressSpace = cgroup ? [] : [`--as=${limits.memoryBytes}`]
+  // Node cannot start under an address-space limit: behind the egress forwarder it binds the command alone.
+  const behindForwarder = request.egressSocket !== undefined && options.forwarder !== undefined
+  const rlimits = [
+    `--nofile=${limits.openFiles}`,
+    `--fsize=${limits.fileBytes}`,
+    // With a pids cgroup, RLIMIT_NPROC only guards the shared host uid as a whole.
+    `--nproc=${cgroup ? limits.pids * 8 : limits.pids}`,
+    ...(behindForwarder ? [] : addressSpace),
+  ]
+  const dropUser = options.sandboxUser
+    ? [
+        'setpriv',
+        `--reuid=${options.sandboxUser.uid}`,
+        `--regid=${options.sandboxUser.gid}`,
+        '--clear-groups',
+        '--no-new-privs',
+      ]
+    : []
+  const invocation = await bwrapInvocation(options, request, behindForwarder ? addressSpace : [])
+  const chain = ['prlimit', ...rlimits, '--', ...dropUser, 'env', '-i', options.bwrapPath, ...invocation.args]
+  return {
+    file: '/bin/sh',
+    args: ['-c', joinCgroupsScript, 'sh', ...(cgroup?.procsFiles ?? []), '--', ...chain],
+    env: {},
+    cwd: '/',
+    inputs: invocation.inputs,
   }
 }
 

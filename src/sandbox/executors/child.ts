@@ -11,6 +11,8 @@ export interface ChildRun {
   timeoutMs: number
   signal: AbortSignal
   maxOutputBytes: number
+  /** Written to standard input, which is then closed; unset: no standard input. */
+  stdin?: string
   onOutput?: (stream: OutputStream, text: string) => void
   /** Extra stderr lines from outside the process (egress refusals), kept and streamed like its own. */
   notes?: NoteChannel
@@ -40,9 +42,19 @@ export function runChild(run: ChildRun): Promise<Omit<SandboxRunResult, 'limitEx
     const child = spawn(run.file, run.args, {
       env: run.env,
       ...(run.cwd ? { cwd: run.cwd } : {}),
-      stdio: ['ignore', 'pipe', 'pipe', ...(run.inputs ?? []).map(() => 'pipe' as const)],
+      stdio: [
+        run.stdin === undefined ? 'ignore' : 'pipe',
+        'pipe',
+        'pipe',
+        ...(run.inputs ?? []).map(() => 'pipe' as const),
+      ],
       detached: true,
     })
+    if (run.stdin !== undefined && child.stdin) {
+      // A program that exits without reading all of it closes the pipe: that is not an error of the run.
+      child.stdin.on('error', () => {})
+      child.stdin.end(run.stdin)
+    }
     ;(run.inputs ?? []).forEach((data, index) => {
       const pipe = child.stdio[3 + index] as Writable | null
       // A program that exits before reading (a failed start) closes the pipe: nothing to report.

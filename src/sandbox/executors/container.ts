@@ -63,7 +63,8 @@ export function engineEnvironment(env: Record<string, string | undefined>): Reco
 export function containerArguments(options: ContainerOptions, request: SandboxRunRequest, name: string): string[] {
   const { limits } = options
   const env = { HOME: '/workspace', LANG: 'C.UTF-8', TMPDIR: '/tmp', USER: 'sandbox', ...request.env }
-  const shell = ['/bin/sh', '-c', request.command]
+  // A shell command line, or an argv run as it is (command sources: no shell reads its elements).
+  const shell = request.argv ? [...request.argv] : ['/bin/sh', '-c', request.command]
   // Behind the forwarder, started through its own loader and libraries: the image may have no Node.
   const forwarder = request.egressSocket && options.forwarder ? options.forwarder : undefined
   const [entrypoint = '/bin/sh', ...commandArgs] = forwarder ? forwarderArgv(forwarder, shell, true) : shell
@@ -129,6 +130,10 @@ export function containerArguments(options: ContainerOptions, request: SandboxRu
     '--workdir',
     request.cwd ? `/workspace/${request.cwd}` : '/workspace',
     ...Object.entries(env).flatMap(([key, value]) => ['--env', `${key}=${value}`]),
+    ...(request.mounts ?? []).flatMap((mount) => [
+      '--mount',
+      `type=bind,source=${mount.host},target=${mount.sandbox},readonly`,
+    ]),
     '--entrypoint',
     entrypoint,
     request.image ?? options.image,

@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { removeTree } from '../mirror/tree'
 import type { Sandbox, SandboxLimits, SandboxRunResult } from './sandbox'
 import { runSandboxedChild, workspaceLimitOf } from './sandboxed-child'
+import { spawnSandboxedProcess } from './sandboxed-process'
 
 /**
  * The executor for AWS Lambda, where user namespaces are not available: every call already runs in
@@ -27,6 +28,28 @@ export function createProcessSandbox(limits: SandboxLimits, prlimitPath: string 
         workspace: `${limits.workspaceBytes} bytes and ${limits.workspaceEntries} entries: sampled every 250 ms, counted at any depth once the command ended; past them nothing is synced`,
       },
     }),
+    // A stdio MCP server on Lambda: started for one call, in the call's scratch folder.
+    async start(request) {
+      if (request.mounts?.length) {
+        throw new Error(
+          'mounts need the bwrap or container sandbox; with the process executor, name the program by its own path',
+        )
+      }
+      const env = {
+        PATH: '/usr/local/bin:/usr/bin:/bin',
+        HOME: request.workspaceDir,
+        TMPDIR: request.workspaceDir,
+        LANG: 'C.UTF-8',
+        ...request.env,
+      }
+      // No RLIMIT_AS here: servers are often Node programs, whose engine reserves more address space than
+      // any sensible memory limit and then fails to start; the function's memory size bounds them on Lambda.
+      const limited = prlimitPath
+        ? [prlimitPath, `--nofile=${limits.openFiles}`, `--fsize=${limits.fileBytes}`, '--']
+        : []
+      const [file, ...args] = [...limited, ...request.argv]
+      return spawnSandboxedProcess({ file: file as string, args, env, cwd: request.workspaceDir }, () => undefined)
+    },
     async run(request): Promise<SandboxRunResult> {
       const scratch = await mkdtemp(join(tmpdir(), 'toolport-run-'))
       try {
@@ -37,7 +60,7 @@ export function createProcessSandbox(limits: SandboxLimits, prlimitPath: string 
           LANG: 'C.UTF-8',
           ...request.env,
         }
-        const shell = ['/bin/sh', '-c', request.command]
+        const shell = request.argv ? [...request.argv] : ['/bin/sh', '-c', request.command]
         const limited = [
           `--nofile=${limits.openFiles}`,
           `--fsize=${limits.fileBytes}`,

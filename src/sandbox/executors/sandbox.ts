@@ -6,7 +6,17 @@
 export type OutputStream = 'stdout' | 'stderr'
 
 export interface SandboxRunRequest {
+  /** A shell command line, run with /bin/sh -c (unless argv is given). */
   command: string
+  /**
+   * A program and its arguments, run as they are: no shell reads them, so no element is ever split,
+   * expanded or interpreted (command sources bind tool input into whole elements).
+   */
+  argv?: readonly string[]
+  /** Text written to the program's standard input, which is then closed; unset: no standard input. */
+  stdin?: string
+  /** Host folders the program sees read-only at the given sandbox paths (operator-configured sources). */
+  mounts?: ReadonlyArray<{ host: string; sandbox: string }>
   /** Host folder mounted (or used) as the workspace. */
   workspaceDir: string
   /** Working directory relative to the workspace root ('' for the root). */
@@ -70,6 +80,32 @@ export interface Sandbox {
   readonly egress: boolean
   status(): SandboxStatus
   run(request: SandboxRunRequest): Promise<SandboxRunResult>
+  /**
+   * Starts a long-lived program with pipes to its standard streams (a stdio MCP server), under the
+   * same isolation and limits as a run, but no timeout: it lives until killed. Absent where an
+   * executor cannot keep one (process on Lambda).
+   */
+  start?(request: SandboxStartRequest): Promise<SandboxProcess>
+}
+
+export interface SandboxStartRequest {
+  argv: readonly string[]
+  /** Host folder mounted as /workspace (a scratch folder of the process's own). */
+  workspaceDir: string
+  cwd: string
+  env?: Record<string, string>
+  image?: string
+  mounts?: ReadonlyArray<{ host: string; sandbox: string }>
+}
+
+/** A sandboxed program that keeps running: write to its stdin, read its stdout and stderr. */
+export interface SandboxProcess {
+  write(text: string): void
+  onStdout(listener: (chunk: Uint8Array) => void): void
+  onStderr(listener: (text: string) => void): void
+  readonly exited: Promise<{ code: number | null }>
+  /** Kills its whole process group. */
+  kill(): void
 }
 
 /** The resource limits every executor applies to one command. */

@@ -24,6 +24,7 @@ export function runSandboxedChild(program: SandboxedProgram, request: SandboxRun
     timeoutMs: request.timeoutMs,
     signal: request.signal,
     maxOutputBytes: limits.maxOutputBytes,
+    ...(request.stdin !== undefined ? { stdin: request.stdin } : {}),
     ...(request.onOutput ? { onOutput: request.onOutput } : {}),
     ...(request.notes ? { notes: request.notes } : {}),
     watchdog: {

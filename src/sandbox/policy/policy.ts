@@ -112,6 +112,20 @@ export async function checkCommand(command: string, policy: CommandPolicy): Prom
   }
 }
 
+/**
+ * The same policy for a program run without a shell (a command source's argv): its name is the last
+ * part of its path, and nothing else in the argv runs.
+ */
+export function checkProgram(program: string, policy: CommandPolicy): void {
+  const entry: CommandName = { name: program.slice(program.lastIndexOf('/') + 1), dynamic: false }
+  if (policy.deny?.includes(entry.name)) {
+    throw refusal(entry, `"${shorten(entry.name)}" is denied on this service`, policy.allow)
+  }
+  if (policy.allow && !policy.allow.includes(entry.name)) {
+    throw refusal(entry, `"${shorten(entry.name)}" is not on this service's list of allowed programs`, policy.allow)
+  }
+}
+
 async function namesOf(command: string, lister: CommandLister): Promise<CommandName[]> {
   try {
     return await lister(command)

@@ -1,0 +1,220 @@
+import { randomBytes } from 'node:crypto'
+import { ToolError } from '../../core/errors'
+import type { Logger } from '../../core/logger'
+import { endedError } from './runner'
+import { type LiveSession, openSession, type SessionHost } from './session'
+import type { BrowserSessionSettings } from './settings'
+import type { BrowserSession, BrowserSessions, SessionSummary } from './types'
+
+export interface SessionManagerOptions {
+  /** The shared Chromium and its target guard, launched on first use. */
+  host: () => Promise<SessionHost>
+  settings: BrowserSessionSettings
+  /** Largest download a session keeps (the file size limit). */
+  maxDownloadBytes: number
+  log: Logger
+  now?: () => number
+}
+
+interface Held {
+  tenant: string
+  session: LiveSession | undefined
+  openedAt: number
+  lastUsed: number
+  busy: number
+}
+
+const idPattern = /^bs-([a-z0-9]{1,16})-([a-z0-9]{24})$/
+const tombstonesKept = 1000
+
+function newInstanceId(): string {
+  return randomBytes(6).toString('hex')
+}
+
+function notFound(id: string): ToolError {
+  return new ToolError('not_found', `There is no browser session ${JSON.stringify(id.slice(0, 80))}.`, {
+    hint: 'Use the session_id browser_open answered; sessions end with browser_close, when idle, or at their maximum life.',
+    details: { field: 'session_id' },
+  })
+}
+
+/**
+ * The sessions of this instance. A session id names the instance that holds it (`bs-<instance>-…`),
+ * so a load balancer can route on it, and an instance that receives another's session says which
+ * instance holds it instead of pretending it does not exist. Sessions belong to a tenant: another
+ * tenant's id answers exactly like an unknown one. Idle and old sessions are closed by a sweep; each
+ * ended session leaves a note (why it ended) for a while, so the next call on it gets a clear error.
+ */
+export function createBrowserSessions(options: SessionManagerOptions): BrowserSessions {
+  const { settings, log } = options
+  const now = options.now ?? Date.now
+  const instanceId = settings.instanceId ?? newInstanceId()
+  const held = new Map<string, Held>()
+  const ended = new Map<string, { tenant: string; reason: string }>()
+  let sweeper: ReturnType<typeof setInterval> | undefined
+
+  function tombstone(id: string, tenant: string, reason: string): void {
+    ended.set(id, { tenant, reason })
+    if (ended.size > tombstonesKept) ended.delete(ended.keys().next().value as string)
+  }
+
+  async function end(id: string, reason: string): Promise<void> {
+    const entry = held.get(id)
+    if (!entry) return
+    held.delete(id)
+    tombstone(id, entry.tenant, reason)
+    if (held.size === 0 && sweeper) {
+      clearInterval(sweeper)
+      sweeper = undefined
+    }
+    await entry.session
+      ?.dispose()
+      .catch((error: unknown) => log.warn('closing a browser session failed', { cause: String(error) }))
+  }
+
+  function sweep(): void {
+    const at = now()
+    for (const [id, entry] of held) {
+      if (!entry.session || entry.busy > 0) continue
+      if (at - entry.openedAt >= settings.maxLifeMs)
+        void end(id, `it reached its maximum life of ${settings.maxLifeMs / 1000} s`)
+      else if (at - entry.lastUsed >= settings.idleMs) void end(id, `it was idle for ${settings.idleMs / 1000} s`)
+    }
+  }
+
+  function retryAfter(entries: Held[]): string {
+    const soonest = Math.min(
+      ...entries.map((entry) => Math.min(entry.lastUsed + settings.idleMs, entry.openedAt + settings.maxLifeMs)),
+    )
+    return String(Math.max(1, Math.ceil((soonest - now()) / 1000)))
+  }
+
+  function limitReached(message: string, entries: Held[]): ToolError {
+    return new ToolError('rate_limited', message, {
+      hint: 'Close a session you no longer need with browser_close, or wait for Retry-After seconds.',
+      headers: { 'Retry-After': retryAfter(entries) },
+    })
+  }
+
+  function find(tenant: string, id: string): Held {
+    const match = idPattern.exec(id)
+    if (match && match[1] !== instanceId) {
+      throw new ToolError(
+        'unavailable',
+        `The browser session ${id} is held by instance ${match[1]}, not this one (${instanceId}).`,
+        {
+          hint: 'Send every call of a session to the instance named in its session_id (the load balancer routes on it); or open a new session here.',
+          details: { field: 'session_id', instance: match[1] },
+        },
+      )
+    }
+    const entry = held.get(id)
+    if (entry?.tenant === tenant && entry.session) return entry
+    const note = ended.get(id)
+    if (note?.tenant === tenant) throw endedError(id, note.reason)
+    throw notFound(id)
+  }
+
+  /** The session as tools use it: each call marks it busy (no sweep mid-action) and renews its idle time. */
+  function tracked(entry: Held, session: LiveSession): BrowserSession {
+    return new Proxy(session, {
+      get(target, property, receiver) {
+        const value = Reflect.get(target, property, receiver)
+        if (typeof value !== 'function') return value
+        return (...args: unknown[]) => {
+          entry.busy++
+          entry.lastUsed = now()
+          const settle = () => {
+            entry.busy--
+            entry.lastUsed = now()
+          }
+          try {
+            const result = value.apply(target, args)
+            if (result instanceof Promise) return result.finally(settle)
+            settle()
+            return result
+          } catch (error) {
+            settle()
+            throw error
+          }
+        }
+      },
+    })
+  }
+
+  /** Throws unless the tenant may open a session now: sessions off (Lambda), or a limit reached (429). */
+  function admits(tenant: string): void {
+    if (settings.maxSessions === 0) {
+      throw new ToolError('unavailable', 'Browser sessions are turned off on this deployment.', {
+        hint: 'They need a long-lived instance (the Node server or its Docker image, with TOOLPORT_BROWSER_SESSIONS above 0); on AWS Lambda a session cannot outlive one invocation. Use screenshot or web_fetch with render for one-shot pages.',
+      })
+    }
+    const all = [...held.values()]
+    if (all.length >= settings.maxSessions)
+      throw limitReached(`This instance has its ${settings.maxSessions} browser sessions open.`, all)
+    const own = all.filter((entry) => entry.tenant === tenant)
+    if (own.length >= settings.maxPerTenant)
+      throw limitReached(`You have ${settings.maxPerTenant} browser sessions open, the most allowed.`, own)
+  }
+
+  function summaryOf(id: string, entry: Held): SessionSummary {
+    return {
+      session_id: id,
+      opened_at: new Date(entry.openedAt).toISOString(),
+      expires_at: new Date(entry.openedAt + settings.maxLifeMs).toISOString(),
+      idle_expires_at: new Date(entry.lastUsed + settings.idleMs).toISOString(),
+    }
+  }
+
+  return {
+    instanceId,
+    evaluateAllowed: settings.allowEvaluate,
+    get open_count() {
+      return held.size
+    },
+    admits,
+    async open(tenant, openOptions) {
+      admits(tenant)
+      const id = `bs-${instanceId}-${randomBytes(12).toString('hex')}`
+      const entry: Held = { tenant, session: undefined, openedAt: now(), lastUsed: now(), busy: 1 }
+      held.set(id, entry)
+      try {
+        const host = await options.host()
+        const limits = {
+          maxPages: settings.maxPages,
+          actionMs: settings.actionMs,
+          maxDownloadBytes: options.maxDownloadBytes,
+        }
+        const session = await openSession(id, host, openOptions, limits, (reason) => void end(id, reason))
+        if (!held.has(id)) {
+          await session.dispose()
+          throw endedError(id, ended.get(id)?.reason ?? 'it was closed while opening')
+        }
+        entry.session = session
+      } catch (error) {
+        held.delete(id)
+        throw error
+      } finally {
+        entry.busy--
+      }
+      sweeper ??= setInterval(sweep, Math.min(5_000, Math.max(250, Math.min(settings.idleMs, settings.maxLifeMs) / 4)))
+      sweeper.unref?.()
+      return { session: tracked(entry, entry.session), summary: summaryOf(id, entry) }
+    },
+    get(tenant, id) {
+      const entry = find(tenant, id)
+      entry.lastUsed = now()
+      return tracked(entry, entry.session as LiveSession)
+    },
+    summary(tenant, id) {
+      return summaryOf(id, find(tenant, id))
+    },
+    async close(tenant, id) {
+      find(tenant, id)
+      await end(id, 'it was closed with browser_close')
+    },
+    async closeAll() {
+      await Promise.all([...held.keys()].map((id) => end(id, 'the service shut down')))
+    },
+  }
+}

@@ -1,0 +1,101 @@
+import { z } from 'zod'
+import { effects } from '../core/effects'
+import { ToolError } from '../core/errors'
+import { compileSchema } from './schema-compiler'
+
+// The pieces every kind of manifest is made of. Objects are strict: a field the schema does not know is
+// refused with its name, never silently dropped.
+
+export const sourceIdPattern = /^[a-z][a-z0-9-]{0,31}$/
+
+export const SourceId = z
+  .string()
+  .regex(sourceIdPattern, 'must start with a-z and have at most 32 characters from a-z, 0-9 and "-"')
+
+/** A tool name every platform accepts (OpenAI, Anthropic, Gemini, MCP, OpenAPI operationId). */
+export const toolNamePattern = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/
+
+export const ToolName = z
+  .string()
+  .regex(toolNamePattern, 'must start with a letter or "_" and have at most 64 letters, digits, "_" or "-"')
+
+export const Effect = z.enum(effects)
+
+/** A header or variable value: literal text, or `{ "secret": NAME }` resolved when the source loads. */
+export const SecretName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'must be a variable name like API_TOKEN')
+export const SecretValue = z.union([z.string().max(8192), z.strictObject({ secret: SecretName })])
+export type SecretValue = z.infer<typeof SecretValue>
+
+const headerName = z.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$/, 'must be an HTTP header name')
+export const Headers = z.record(headerName, SecretValue).refine((headers) => Object.keys(headers).length <= 32, {
+  message: 'at most 32 headers',
+})
+
+/** A JSON Schema object as declared; compiled (and so checked) by compileSchema. */
+export const JsonSchemaObject = z.record(z.string(), z.unknown())
+
+export const TimeoutSeconds = z.number().int().min(1).max(3600)
+
+/** A tool a manifest declares with its own schemas (http and command sources). */
+export const DeclaredTool = z.strictObject({
+  name: ToolName,
+  title: z.string().min(1).max(100).optional(),
+  description: z.string().min(1).max(1024),
+  effect: Effect,
+  input_schema: JsonSchemaObject,
+  output_schema: JsonSchemaObject.optional(),
+})
+export type DeclaredTool = z.infer<typeof DeclaredTool>
+
+/** At most this many tools per source: a catalog a model can still choose from, a document a client can load. */
+export const maxToolsPerSource = 1000
+
+/**
+ * Checks what zod's shapes cannot: each declared schema compiles, and tool names are unique. Used as
+ * a superRefine on a kind's tools array, so a bad schema is refused naming its field.
+ */
+export function checkDeclaredTools(
+  tools: ReadonlyArray<{ name: string; input_schema: unknown; output_schema?: unknown }>,
+  context: z.RefinementCtx,
+): void {
+  const seen = new Set<string>()
+  tools.forEach((tool, index) => {
+    if (seen.has(tool.name)) {
+      context.addIssue({ code: 'custom', path: [index, 'name'], message: `${tool.name} is declared twice` })
+    }
+    seen.add(tool.name)
+    for (const key of ['input_schema', 'output_schema'] as const) {
+      if (tool[key] === undefined) continue
+      try {
+        compileSchema(tool[key], key, { root: 'object' })
+      } catch (error) {
+        if (!(error instanceof ToolError)) throw error
+        const field = String(error.details?.field ?? key)
+        context.addIssue({
+          code: 'custom',
+          path: [index, ...field.split('.')],
+          message: error.message.slice(field.length + 1).replace(/\.$/, ''),
+        })
+      }
+    }
+  })
+}
+
+/** Resolves `{ "secret": NAME }` values; a missing secret stops the source with a reason naming it. */
+export function resolveSecrets(
+  values: Readonly<Record<string, SecretValue>> | undefined,
+  secret: (name: string) => string | undefined,
+  what: string,
+): Record<string, string> {
+  const resolved: Record<string, string> = {}
+  for (const [name, value] of Object.entries(values ?? {})) {
+    if (typeof value === 'string') {
+      resolved[name] = value
+      continue
+    }
+    const found = secret(value.secret)
+    if (found === undefined) throw new Error(`the secret ${value.secret} (for the ${what} ${name}) is not set`)
+    resolved[name] = found
+  }
+  return resolved
+}

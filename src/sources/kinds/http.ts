@@ -1,0 +1,168 @@
+import { z } from 'zod'
+import { ToolError } from '../../core/errors'
+import type { HttpClient } from '../../net/http'
+import { defineTool, type Tool } from '../../tools/tool'
+import {
+  checkDeclaredTools,
+  DeclaredTool,
+  Headers,
+  maxToolsPerSource,
+  resolveSecrets,
+  SourceId,
+  TimeoutSeconds,
+} from '../declared'
+import type { SourceKind } from '../types'
+import { type UpstreamCall, upstreamJson } from '../upstream'
+import { declaredSchemas } from './declared-schemas'
+
+/**
+ * `http`: each tool POSTs its validated input to a worker, as plain JSON or as JSON-RPC 2.0 (the
+ * reference's worker protocol: method per tool, params = the input).
+ */
+export const HttpManifest = z.strictObject({
+  id: SourceId,
+  kind: z.literal('http'),
+  description: z.string().max(1024).optional(),
+  url: z.url({ protocol: /^https?$/ }).max(2048),
+  protocol: z.enum(['json', 'jsonrpc']).default('json'),
+  headers: Headers.optional(),
+  timeout_seconds: TimeoutSeconds.default(30),
+  max_response_bytes: z
+    .number()
+    .int()
+    .min(1024)
+    .max(64 * 1024 * 1024)
+    .default(4 * 1024 * 1024),
+  tools: z
+    .array(
+      DeclaredTool.extend({
+        /** JSON-RPC method (default: the tool's name). */
+        method: z.string().min(1).max(256).optional(),
+        /** json protocol: a path appended to url (default: none). */
+        path: z
+          .string()
+          .regex(/^\/[A-Za-z0-9._~!$&'()*+,;=:@/%-]*$/, 'must be a URL path starting with "/"')
+          .max(1024)
+          .optional(),
+      }),
+    )
+    .min(1)
+    .max(maxToolsPerSource)
+    .superRefine(checkDeclaredTools),
+})
+export type HttpManifest = z.output<typeof HttpManifest>
+
+export const httpKind: SourceKind<HttpManifest> = {
+  kind: 'http',
+  async load(manifest, context) {
+    const http = context.http
+    if (!http) throw new Error('this runtime has no outbound HTTP client')
+    const headers = resolveSecrets(manifest.headers, context.secret, 'header')
+    return { tools: manifest.tools.map((declared) => httpTool(manifest, declared, headers, http)) }
+  },
+}
+
+function httpTool(
+  manifest: HttpManifest,
+  declared: HttpManifest['tools'][number],
+  headers: Record<string, string>,
+  http: HttpClient,
+): Tool {
+  const schemas = declaredSchemas(declared)
+  const url = declared.path ? `${manifest.url.replace(/\/+$/, '')}${declared.path}` : manifest.url
+  const method = declared.method ?? declared.name
+  const requestOf = (input: unknown, call: { tenant: string; workspace: string }): UpstreamCall['request'] => ({
+    url,
+    method: 'POST',
+    headers: {
+      ...headers,
+      'content-type': 'application/json',
+      accept: 'application/json',
+      'x-toolport-tenant': call.tenant,
+      'x-toolport-workspace': call.workspace,
+    },
+    body: JSON.stringify(
+      manifest.protocol === 'jsonrpc' ? { jsonrpc: '2.0', id: crypto.randomUUID(), method, params: input } : input,
+    ),
+  })
+  return defineTool({
+    name: declared.name,
+    id: `${manifest.id}:${declared.name}`,
+    source: manifest.id,
+    title: declared.title ?? declared.name,
+    description: declared.description,
+    effect: declared.effect,
+    input: schemas.input.validator,
+    output: schemas.output.validator,
+    schemas: { input: schemas.input.published, output: schemas.output.published },
+    deadlineMs: () => manifest.timeout_seconds * 1000 + 5_000,
+    async run(input, tool) {
+      const result = await upstreamJson(http, {
+        source: manifest.id,
+        tool: declared.name,
+        request: requestOf(input, { tenant: tool.workspace.tenant, workspace: tool.workspace.id }),
+        timeoutMs: manifest.timeout_seconds * 1000,
+        maxBytes: manifest.max_response_bytes,
+        signal: tool.signal,
+      })
+      const value = manifest.protocol === 'jsonrpc' ? jsonRpcResult(result, manifest.id, declared.name) : result
+      return schemas.check(value, tool.limits.maxResponseChars)
+    },
+    async dryRun(input, tool) {
+      const request = requestOf(input, { tenant: tool.workspace.tenant, workspace: tool.workspace.id })
+      return {
+        request: { ...request, headers: maskHeaders(request.headers ?? {}, Object.keys(manifest.headers ?? {})) },
+        address: await verdictOf(http, url),
+      }
+    },
+  })
+}
+
+/** A JSON-RPC 2.0 response's result, or its error as a problem the model can read. */
+function jsonRpcResult(response: unknown, source: string, tool: string): unknown {
+  const envelope = z
+    .object({
+      jsonrpc: z.literal('2.0'),
+      result: z.unknown().optional(),
+      error: z.object({ code: z.number(), message: z.string(), data: z.unknown().optional() }).optional(),
+    })
+    .safeParse(response)
+  if (!envelope.success || (envelope.data.result === undefined && !envelope.data.error)) {
+    throw new ToolError(
+      'connection',
+      `The worker of ${source} answered ${tool} with something that is not a JSON-RPC 2.0 response.`,
+      {
+        hint: 'The source is misconfigured or its worker is broken; tell the operator, and do not retry unchanged.',
+        details: { source },
+      },
+    )
+  }
+  const { error, result } = envelope.data
+  if (!error) return result
+  // Invalid params is the caller's to fix; any other error is the worker's.
+  const code = error.code === -32602 ? 'validation' : 'connection'
+  throw new ToolError(code, `${tool} failed in its worker: ${error.message.slice(0, 500)}`, {
+    hint:
+      code === 'validation'
+        ? 'Fix the input as the message says and call again.'
+        : 'The worker reported an error; try again later or call with different input.',
+    details: { source, upstream_error_code: error.code },
+  })
+}
+
+function maskHeaders(headers: Record<string, string>, secretNames: readonly string[]): Record<string, string> {
+  const secret = new Set(secretNames.map((name) => name.toLowerCase()))
+  return Object.fromEntries(
+    Object.entries(headers).map(([name, value]) => [name, secret.has(name.toLowerCase()) ? '(set)' : value]),
+  )
+}
+
+/** The outbound address check for a URL, as a dry run reports it: sends nothing. */
+export async function verdictOf(http: HttpClient, url: string): Promise<{ allowed: boolean; reason?: string }> {
+  try {
+    await http.check(url)
+    return { allowed: true }
+  } catch (error) {
+    return { allowed: false, reason: error instanceof Error ? error.message : String(error) }
+  }
+}

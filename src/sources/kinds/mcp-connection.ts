@@ -1,0 +1,135 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
+import type { HttpClient } from '../../net/http'
+import type { SourceProcess } from '../types'
+
+/** Largest MCP message (or response body) a source may send: past it, the connection is dropped. */
+export const maxMessageBytes = 16 * 1024 * 1024
+
+/**
+ * The SDK's fetch, made of toolport's outbound client: every request goes through the address rules
+ * (re-checked on each redirect), with a size cap and a deadline. The response is read whole; stateless
+ * servers end each response stream with the result. GET (a standing server-to-client stream) is
+ * answered 405 here, which the SDK takes as "this server offers none": nothing is held open.
+ */
+export function fetchThrough(http: HttpClient, timeoutMs: number) {
+  return async (input: string | URL, init?: RequestInit): Promise<Response> => {
+    const method = (init?.method ?? 'GET').toUpperCase()
+    if (method === 'GET') return new Response(null, { status: 405, statusText: 'Method Not Allowed' })
+    const headers: Record<string, string> = {}
+    new Headers(init?.headers).forEach((value, name) => {
+      headers[name] = value
+    })
+    const body = typeof init?.body === 'string' ? init.body : undefined
+    const response = await http.request({
+      url: String(input),
+      method: method === 'DELETE' ? 'DELETE' : 'POST',
+      headers,
+      ...(body !== undefined ? { body } : {}),
+      maxBytes: maxMessageBytes,
+      timeoutMs,
+      ...(init?.signal ? { signal: init.signal } : {}),
+    })
+    if (response.truncated) throw new Error(`the MCP server sent a response larger than ${maxMessageBytes} bytes`)
+    // 204 and 202 carry no body, and Response refuses one for them.
+    const empty = response.status === 204 || response.status === 202 || response.status === 304
+    return new Response(empty ? null : (response.body as BodyInit), {
+      status: response.status,
+      headers: response.headers,
+    })
+  }
+}
+
+/**
+ * An MCP transport over a sandboxed process's stdin and stdout: one JSON-RPC message per line. A line
+ * that is not JSON-RPC, or output past the size cap, ends the connection: a server that breaks the
+ * protocol cannot be trusted with the next call either.
+ */
+export class ProcessTransport implements Transport {
+  onclose?: () => void
+  onerror?: (error: Error) => void
+  onmessage?: (message: JSONRPCMessage) => void
+  private buffer = ''
+  private closed = false
+  private stderrTail = ''
+  /** Why the connection ended, when the server broke it. */
+  private failure: string | undefined
+
+  constructor(
+    private readonly process: SourceProcess,
+    private readonly parse: (line: string) => JSONRPCMessage,
+  ) {}
+
+  async start(): Promise<void> {
+    const decoder = new TextDecoder()
+    this.process.onStdout((chunk) => {
+      if (this.closed) return
+      // Whole lines are cut from the chunk as it comes, so a long message is scanned once, not once a chunk.
+      let text = decoder.decode(chunk, { stream: true })
+      let newline = text.indexOf('\n')
+      while (newline !== -1) {
+        const line = (this.buffer + text.slice(0, newline)).replace(/\r$/, '')
+        this.buffer = ''
+        text = text.slice(newline + 1)
+        if (line.trim() !== '') {
+          let message: JSONRPCMessage
+          try {
+            message = this.parse(line)
+          } catch {
+            return this.fail(new Error(`the MCP server wrote a line that is not JSON-RPC: ${line.slice(0, 200)}`))
+          }
+          this.onmessage?.(message)
+        }
+        newline = text.indexOf('\n')
+      }
+      this.buffer += text
+      if (this.buffer.length > maxMessageBytes) {
+        return this.fail(new Error(`the MCP server sent a message larger than ${maxMessageBytes} bytes`))
+      }
+    })
+    this.process.onStderr((text) => {
+      this.stderrTail = (this.stderrTail + text).slice(-2_000)
+    })
+    void this.process.exited.then(({ code }) => {
+      if (!this.closed) this.fail(new Error(`the MCP server exited (code ${code ?? 'killed'})`))
+    })
+  }
+
+  async send(message: JSONRPCMessage): Promise<void> {
+    if (this.closed) throw new Error('the MCP server connection is closed')
+    this.process.write(`${JSON.stringify(message)}\n`)
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return
+    this.closed = true
+    this.process.kill()
+    this.onclose?.()
+  }
+
+  /** Why the connection ended and the end of what the server wrote to stderr, for error messages. */
+  problemNote(): string {
+    const tail = this.stderrTail.trim()
+    return `${this.failure ? `; ${this.failure}` : ''}${tail ? `; its stderr ends: ${tail.slice(-500)}` : ''}`
+  }
+
+  private fail(error: Error): void {
+    this.failure ??= error.message
+    this.onerror?.(error)
+    void this.close()
+  }
+}
+
+/** Lists every tool of a connected server, following pagination (bounded). */
+export async function listAllTools(client: Client, signal: AbortSignal, timeoutMs: number) {
+  const tools: Awaited<ReturnType<Client['listTools']>>['tools'] = []
+  let cursor: string | undefined
+  for (let page = 0; page < 50; page++) {
+    const result = await client.listTools(cursor ? { cursor } : {}, { signal, timeout: timeoutMs })
+    tools.push(...result.tools)
+    cursor = result.nextCursor
+    if (!cursor) break
+  }
+  return tools
+}

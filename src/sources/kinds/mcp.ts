@@ -1,0 +1,102 @@
+import type { Effect as EffectName } from '../../core/effects'
+import { defineTool, type Tool } from '../../tools/tool'
+import { maxToolsPerSource, toolNamePattern } from '../declared'
+import { compileSchema } from '../schema-compiler'
+import type { LoadedSource, SourceKind } from '../types'
+import { declaredSchemas } from './declared-schemas'
+import { type Connection, createConnection } from './mcp-client'
+import { listAllTools } from './mcp-connection'
+import { connectTimeoutMs, connectTimeoutOf, type McpManifest } from './mcp-manifest'
+import { failedCall, McpTextOutput, mcpTextOutputSchema, textOutputOf } from './mcp-results'
+
+/** `mcp`: an MCP server's tools as toolport tools (the manifest is in mcp-manifest.ts). */
+export const mcpKind: SourceKind<McpManifest> = {
+  kind: 'mcp',
+  async load(manifest, context) {
+    const connection = createConnection(manifest, context)
+    try {
+      const client = await connection.client()
+      const listed = await listAllTools(client, context.signal, connectTimeoutOf(manifest))
+      const wanted = manifest.tools ? new Set(manifest.tools) : undefined
+      const tools: Tool[] = []
+      const notes: string[] = []
+      for (const upstream of listed) {
+        if (wanted && !wanted.has(upstream.name)) continue
+        const made = sourceTool(manifest, upstream, connection)
+        if (typeof made === 'string') notes.push(made)
+        else tools.push(made)
+      }
+      if (tools.length > maxToolsPerSource)
+        throw new Error(`the server lists ${tools.length} tools; at most ${maxToolsPerSource} (name some in tools)`)
+      const loaded: LoadedSource = {
+        tools,
+        close: () => connection.close(),
+        onChange: (listener) => connection.onToolsChanged(listener),
+      }
+      if (notes.length) loaded.notes = notes
+      // Per-call servers (no warm processes) start again for each call.
+      if (!context.keepWarm) await connection.close()
+      return loaded
+    } catch (error) {
+      await connection.close()
+      const note = connection.note()
+      throw note ? new Error(`${error instanceof Error ? error.message : String(error)}${note}`) : error
+    }
+  },
+}
+
+type UpstreamTool = Awaited<ReturnType<typeof listAllTools>>[number]
+
+/** One of the server's tools as a toolport tool, or why it was skipped. */
+function sourceTool(manifest: McpManifest, upstream: UpstreamTool, connection: Connection): Tool | string {
+  const name = `${manifest.id}_${upstream.name}`
+  if (!toolNamePattern.test(name))
+    return `skipped ${JSON.stringify(upstream.name.slice(0, 80))}: ${name.slice(0, 80)} is not a valid tool name`
+  let input: ReturnType<typeof compileSchema>
+  let output: ReturnType<typeof compileSchema> | undefined
+  try {
+    input = compileSchema(upstream.inputSchema, 'inputSchema', { root: 'object' })
+    output = upstream.outputSchema
+      ? compileSchema(upstream.outputSchema, 'outputSchema', { root: 'object' })
+      : undefined
+  } catch (error) {
+    return `skipped ${upstream.name}: ${(error as Error).message}`
+  }
+  const checked = output
+    ? declaredSchemas({ name, input_schema: upstream.inputSchema, output_schema: upstream.outputSchema })
+    : undefined
+  const timeoutMs = manifest.timeout_seconds * 1000
+  return defineTool({
+    name,
+    id: `${manifest.id}:${upstream.name}`,
+    source: manifest.id,
+    title: (upstream.title ?? upstream.annotations?.title ?? upstream.name).slice(0, 100),
+    description: (upstream.description ?? upstream.name).slice(0, 1024),
+    effect: manifest.effects?.[upstream.name] ?? effectOf(upstream.annotations),
+    input: input.validator,
+    output: output ? output.validator : McpTextOutput,
+    schemas: { input: input.published, output: output ? output.published : mcpTextOutputSchema },
+    deadlineMs: () => timeoutMs + connectTimeoutMs,
+    async run(args, tool) {
+      const result = await connection.call(upstream.name, args as Record<string, unknown>, tool.signal, timeoutMs)
+      if (result.isError === true) throw failedCall(result, manifest.id, name)
+      if (checked) return checked.check(result.structuredContent, tool.limits.maxResponseChars)
+      return textOutputOf(result, tool)
+    },
+    async dryRun(args) {
+      return {
+        server: manifest.url ?? `stdio: ${manifest.command?.join(' ')}`,
+        tool: upstream.name,
+        arguments: args,
+      }
+    },
+  })
+}
+
+/** MCP's hints as toolport's effect; only hints the server set count (the spec's defaults are guesses). */
+function effectOf(annotations: UpstreamTool['annotations']): EffectName {
+  if (annotations?.readOnlyHint === true) return 'read'
+  if (annotations?.destructiveHint === true) return 'destructive'
+  if (annotations?.openWorldHint === true) return 'external'
+  return 'write'
+}

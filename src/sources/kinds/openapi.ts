@@ -1,0 +1,187 @@
+import { z } from 'zod'
+import type { HttpClient } from '../../net/http'
+import { defineTool, type Tool } from '../../tools/tool'
+import { Effect, Headers, maxToolsPerSource, resolveSecrets, SourceId, TimeoutSeconds, ToolName } from '../declared'
+import type { JsonSchema } from '../schema-compiler'
+import type { SourceKind, SourceLoadContext } from '../types'
+import { upstreamJson } from '../upstream'
+import { declaredSchemas } from './declared-schemas'
+import { verdictOf } from './http'
+import { type OperationPlan, planOperations } from './openapi-operations'
+
+// Largest OpenAPI document a source may name; big public APIs are a few MB.
+const maxDocumentBytes = 8 * 1024 * 1024
+
+/** `openapi`: each operation of an OpenAPI 3.0 or 3.1 document (JSON or YAML) becomes a tool. */
+export const OpenApiManifest = z
+  .strictObject({
+    id: SourceId,
+    kind: z.literal('openapi'),
+    description: z.string().max(1024).optional(),
+    /** Where the document is fetched from (JSON or YAML) … */
+    url: z
+      .url({ protocol: /^https?$/ })
+      .max(2048)
+      .optional(),
+    /** … or the document itself. */
+    document: z.record(z.string(), z.unknown()).optional(),
+    /** The API's base URL; default: the document's first server (relative to its URL). */
+    base_url: z
+      .url({ protocol: /^https?$/ })
+      .max(2048)
+      .optional(),
+    headers: Headers.optional(),
+    /** Only these operationIds become tools (default: all). */
+    operations: z.array(ToolName).min(1).max(maxToolsPerSource).optional(),
+    /** Effect per operationId; default: GET read, DELETE destructive, others write (or x-toolport-effect). */
+    effects: z.record(ToolName, Effect).optional(),
+    timeout_seconds: TimeoutSeconds.default(30),
+    max_response_bytes: z
+      .number()
+      .int()
+      .min(1024)
+      .max(64 * 1024 * 1024)
+      .default(4 * 1024 * 1024),
+  })
+  .refine((manifest) => (manifest.url === undefined) !== (manifest.document === undefined), {
+    message: 'give either url (where to fetch the document) or document (the document itself), not both',
+    path: ['url'],
+  })
+export type OpenApiManifest = z.output<typeof OpenApiManifest>
+
+export const openApiKind: SourceKind<OpenApiManifest> = {
+  kind: 'openapi',
+  async load(manifest, context) {
+    const http = context.http
+    if (!http) throw new Error('this runtime has no outbound HTTP client')
+    const document = manifest.document ?? (await fetchDocument(http, manifest.url as string, context.signal))
+    const version = String(document.openapi ?? document.swagger ?? '')
+    if (!/^3\.[01]\./.test(version)) {
+      throw new Error(`the document is not OpenAPI 3.0 or 3.1 (openapi: ${JSON.stringify(version.slice(0, 20))})`)
+    }
+    const baseUrl = manifest.base_url ?? serverUrl(document, manifest.url)
+    if (!baseUrl) throw new Error('the document names no server; set base_url in the manifest')
+    const headers = resolveSecrets(manifest.headers, context.secret, 'header')
+    const { plans, skipped } = planOperations(document, { only: manifest.operations, effects: manifest.effects })
+    if (plans.length === 0)
+      throw new Error(
+        `the document has no usable operations${skipped.length ? ` (skipped: ${skipped.join('; ')})` : ''}`,
+      )
+    if (plans.length > maxToolsPerSource)
+      throw new Error(
+        `the document has ${plans.length} operations; at most ${maxToolsPerSource} become tools (list some in operations)`,
+      )
+    const tools = plans.map((plan) => operationTool(manifest, plan, baseUrl, headers, http, context))
+    return { tools, ...(skipped.length ? { notes: [`skipped ${skipped.join('; ')}`] } : {}) }
+  },
+}
+
+async function fetchDocument(http: HttpClient, url: string, signal: AbortSignal): Promise<JsonSchema> {
+  const response = await http.request({
+    url,
+    headers: { accept: 'application/json, application/yaml;q=0.9, */*;q=0.5' },
+    maxBytes: maxDocumentBytes,
+    timeoutMs: 20_000,
+    signal,
+  })
+  if (response.status !== 200) throw new Error(`fetching the document answered HTTP ${response.status}`)
+  if (response.truncated) throw new Error(`the document is larger than ${maxDocumentBytes} bytes`)
+  const text = new TextDecoder().decode(response.body)
+  let parsed: unknown
+  try {
+    parsed = text.trimStart().startsWith('{')
+      ? JSON.parse(text)
+      : (await import('yaml')).parse(text, { maxAliasCount: 100 })
+  } catch (error) {
+    throw new Error(`the document is neither JSON nor YAML (${(error as Error).message.slice(0, 200)})`)
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw new Error('the document is not an object')
+  return parsed as JsonSchema
+}
+
+function serverUrl(document: JsonSchema, documentUrl: string | undefined): string | undefined {
+  const servers = Array.isArray(document.servers) ? document.servers : []
+  const first = servers[0] as { url?: unknown; variables?: Record<string, { default?: unknown }> } | undefined
+  if (!first || typeof first.url !== 'string') return documentUrl ? new URL('/', documentUrl).href : undefined
+  const filled = first.url.replace(/\{([^}]+)\}/g, (_, name: string) => String(first.variables?.[name]?.default ?? ''))
+  try {
+    return new URL(filled, documentUrl).href
+  } catch {
+    return undefined
+  }
+}
+
+function operationTool(
+  manifest: OpenApiManifest,
+  plan: OperationPlan,
+  baseUrl: string,
+  headers: Record<string, string>,
+  http: HttpClient,
+  context: SourceLoadContext,
+): Tool {
+  const schemas = declaredSchemas({ name: plan.name, input_schema: plan.input, output_schema: plan.output })
+  const requestOf = (input: Record<string, unknown>) => {
+    const path = plan.path.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(String(input[name] ?? '')))
+    const url = new URL(`${baseUrl.replace(/\/+$/, '')}${path}`)
+    for (const name of plan.queryParams) {
+      const value = input[name]
+      if (value === undefined) continue
+      for (const item of Array.isArray(value) ? value : [value]) {
+        url.searchParams.append(name, typeof item === 'object' ? JSON.stringify(item) : String(item))
+      }
+    }
+    const body =
+      plan.body.mode === 'flat'
+        ? Object.fromEntries(plan.body.fields.filter((field) => field in input).map((field) => [field, input[field]]))
+        : plan.body.mode === 'property'
+          ? input.body
+          : undefined
+    return {
+      url: url.href,
+      method: plan.method,
+      headers: {
+        ...headers,
+        accept: 'application/json',
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    }
+  }
+  return defineTool({
+    name: plan.name,
+    id: `${manifest.id}:${plan.name}`,
+    source: manifest.id,
+    title: plan.title,
+    description: plan.description,
+    effect: plan.effect,
+    input: schemas.input.validator,
+    output: schemas.output.validator,
+    schemas: { input: schemas.input.published, output: schemas.output.published },
+    callTitle: (input) =>
+      `${plan.method} ${requestOf(input as Record<string, unknown>).url.replace(/^https?:\/\//, '')}`.slice(0, 120),
+    deadlineMs: () => manifest.timeout_seconds * 1000 + 5_000,
+    async run(input, tool) {
+      const result = await upstreamJson(http, {
+        source: manifest.id,
+        tool: plan.name,
+        request: requestOf(input as Record<string, unknown>),
+        timeoutMs: manifest.timeout_seconds * 1000,
+        maxBytes: manifest.max_response_bytes,
+        signal: tool.signal,
+      })
+      return schemas.check(result, tool.limits.maxResponseChars ?? context.maxResponseChars)
+    },
+    async dryRun(input) {
+      const request = requestOf(input as Record<string, unknown>)
+      const secret = new Set(Object.keys(manifest.headers ?? {}).map((name) => name.toLowerCase()))
+      const shown = Object.fromEntries(
+        Object.entries(request.headers).map(([name, value]) => [
+          name,
+          secret.has(name.toLowerCase()) ? '(set)' : value,
+        ]),
+      )
+      return { request: { ...request, headers: shown }, address: await verdictOf(http, request.url) }
+    },
+  })
+}

@@ -1,0 +1,173 @@
+import { z } from 'zod'
+import { ToolError } from '../core/errors'
+import type { AnyZodObject } from '../tools/tool'
+
+/** Bounds on a declared JSON Schema: a hostile manifest must not cost the service more than this. */
+export const schemaLimits = {
+  /** Serialized size of one schema. */
+  bytes: 256 * 1024,
+  /** Nesting of schema objects and arrays. */
+  depth: 32,
+  /** Schema nodes (objects) in one schema. */
+  nodes: 5_000,
+  /** Characters of one `pattern`. */
+  patternChars: 512,
+}
+
+export type JsonSchema = Record<string, unknown>
+
+/** A declared schema as toolport publishes it (catalog, OpenAPI, MCP) and as it validates with it. */
+export interface CompiledSchema {
+  /** The schema normalized to draft 2020-12, with the author's keywords, descriptions and patterns. */
+  published: JsonSchema
+  /** What calls are checked against: the published schema without patterns (see validatorOf). */
+  validator: AnyZodObject
+}
+
+/**
+ * A JSON Schema a source declares (draft 2020-12, draft 7, or OpenAPI 3.0's dialect), bounded and
+ * normalized, and made into the zod schema toolport validates with. Throws ToolError validation naming
+ * `field` (a dotted path into the manifest) and what is wrong.
+ */
+export function compileSchema(schema: unknown, field: string, options: { root: 'object' | 'any' }): CompiledSchema {
+  if (!isObject(schema)) throw invalid(field, 'must be a JSON Schema object')
+  const text = JSON.stringify(schema)
+  if (text.length > schemaLimits.bytes) {
+    throw invalid(field, `is ${text.length} bytes; a schema may have at most ${schemaLimits.bytes}`)
+  }
+  const normalized = normalize(schema, field, 0, { count: 0 }) as JsonSchema
+  if (options.root === 'object' && !acceptsObjects(normalized)) {
+    throw invalid(field, 'must describe an object (type: "object"), since tool input and output are JSON objects')
+  }
+  try {
+    return { published: normalized, validator: z.fromJSONSchema(validatorOf(normalized) as never) as AnyZodObject }
+  } catch (error) {
+    throw invalid(field, (error as Error).message.replace(/\.$/, ''))
+  }
+}
+
+function acceptsObjects(schema: JsonSchema): boolean {
+  if (schema.type === undefined) return true
+  return schema.type === 'object' || (Array.isArray(schema.type) && schema.type.includes('object'))
+}
+
+// Keywords whose value is a map of names to schemas, a list of schemas, or one schema (2020-12 and draft 7).
+const schemaMaps = new Set(['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas'])
+const schemaLists = new Set(['allOf', 'anyOf', 'oneOf', 'prefixItems'])
+const schemaValues = new Set([
+  'items',
+  'additionalItems',
+  'additionalProperties',
+  'unevaluatedProperties',
+  'unevaluatedItems',
+  'contains',
+  'propertyNames',
+  'not',
+  'if',
+  'then',
+  'else',
+])
+
+/**
+ * A copy of the schema with OpenAPI 3.0's and draft 7's spellings made 2020-12's (nullable, definitions,
+ * an implied object type), every `$ref` local, and every pattern a valid regular expression.
+ * `nodes` counts schema objects across the whole schema; depth is per path.
+ */
+function normalize(value: unknown, field: string, depth: number, nodes: { count: number }): unknown {
+  if (depth > schemaLimits.depth) throw invalid(field, `nests deeper than ${schemaLimits.depth} levels`)
+  // true and false are schemas too (anything, nothing).
+  if (typeof value === 'boolean') return value
+  if (!isObject(value)) throw invalid(field, 'must be a JSON Schema object')
+  nodes.count++
+  if (nodes.count > schemaLimits.nodes) throw invalid(field, `has more than ${schemaLimits.nodes} schema nodes`)
+  const out: JsonSchema = {}
+  for (const [key, item] of Object.entries(value)) {
+    const at = `${field}.${key}`
+    // An own "__proto__" key would set the prototype of a plain object copy.
+    if (key === '__proto__') throw invalid(at, 'is not a usable property name')
+    if (schemaMaps.has(key)) {
+      if (!isObject(item)) throw invalid(at, 'must be an object of schemas')
+      const map: JsonSchema = {}
+      for (const [name, schema] of Object.entries(item)) {
+        if (name === '__proto__') throw invalid(`${at}.${name}`, 'is not a usable property name')
+        if (key === 'patternProperties') checkedPattern(name, `${at}.${name}`)
+        map[name] = normalize(schema, `${at}.${name}`, depth + 1, nodes)
+      }
+      out[key === 'definitions' ? '$defs' : key] = map
+    } else if (schemaLists.has(key)) {
+      if (!Array.isArray(item)) throw invalid(at, 'must be a list of schemas')
+      out[key] = item.map((schema, index) => normalize(schema, `${at}.${index}`, depth + 1, nodes))
+    } else if (schemaValues.has(key)) {
+      // Draft 7's tuple form of items is 2020-12's prefixItems.
+      if (key === 'items' && Array.isArray(item)) {
+        out.prefixItems = item.map((schema, index) => normalize(schema, `${at}.${index}`, depth + 1, nodes))
+      } else out[key] = normalize(item, at, depth + 1, nodes)
+    } else if (key === '$ref') out.$ref = localRef(item, at)
+    else if (key === 'pattern') out.pattern = checkedPattern(item, at)
+    // OpenAPI's nullable is folded into type below; examples only document.
+    else if (key !== 'nullable' && key !== 'example' && key !== 'examples') out[key] = item
+  }
+  if (value.nullable === true) makeNullable(out)
+  // A schema with properties but no type is an object schema to its author; zod would accept anything.
+  if (out.type === undefined && (isObject(out.properties) || Array.isArray(out.required))) out.type = 'object'
+  return out
+}
+
+function makeNullable(schema: JsonSchema): void {
+  if (typeof schema.type === 'string') schema.type = [schema.type, 'null']
+  else if (Array.isArray(schema.type) && !schema.type.includes('null')) schema.type = [...schema.type, 'null']
+  else if (Array.isArray(schema.enum) && !schema.enum.includes(null)) schema.enum = [...schema.enum, null]
+}
+
+/** Only references inside the schema itself: a remote one would make validation fetch from anywhere. */
+function localRef(value: unknown, field: string): string {
+  if (typeof value !== 'string') throw invalid(field, 'must be a string')
+  const definitions = /^#\/definitions\/(.*)$/.exec(value)
+  if (definitions) return `#/$defs/${definitions[1]}`
+  if (value === '#' || value.startsWith('#/')) return value
+  throw invalid(field, `${JSON.stringify(value.slice(0, 100))} is not a local reference (#/…); inline the schema`)
+}
+
+/**
+ * The schema calls are validated with. A declared pattern would run against every call's input on the
+ * service's own thread, and a pattern can backtrack exponentially ((a+)+$): toolport does not run
+ * them. They stay in the published schema for the model and the platform, and the upstream, which
+ * declared them, checks them. Without its patternProperties, additionalProperties cannot be judged either.
+ */
+function validatorOf(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(validatorOf)
+  if (!isObject(schema)) return schema
+  const out: JsonSchema = {}
+  const patterned = isObject(schema.patternProperties)
+  for (const [key, value] of Object.entries(schema)) {
+    if (key === 'pattern' || key === 'patternProperties' || (patterned && key === 'additionalProperties')) continue
+    if (key === 'enum' || key === 'const' || key === 'default' || key === 'required' || key === 'type') out[key] = value
+    else out[key] = validatorOf(value)
+  }
+  return out
+}
+
+/** A pattern must at least be a regular expression of bounded length, so every consumer can read it. */
+function checkedPattern(value: unknown, field: string): string {
+  if (typeof value !== 'string') throw invalid(field, 'must be a string')
+  if (value.length > schemaLimits.patternChars) {
+    throw invalid(field, `is longer than ${schemaLimits.patternChars} characters`)
+  }
+  try {
+    new RegExp(value, 'u')
+  } catch (error) {
+    throw invalid(field, `is not a valid regular expression (${(error as Error).message})`)
+  }
+  return value
+}
+
+function isObject(value: unknown): value is JsonSchema {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+function invalid(field: string, problem: string): ToolError {
+  return new ToolError('validation', `${field} ${problem}.`, {
+    hint: 'Declare input_schema and output_schema as JSON Schema objects with local $refs, within the documented size (docs/sources.md).',
+    details: { field },
+  })
+}

@@ -1,0 +1,28 @@
+import { browserDownload, browserFileUpload, browserPdf, browserScreenshot } from './file-tools'
+import { browserClick, browserHover, browserPressKey, browserSelectOption, browserType } from './interaction-tools'
+import { browserBack, browserNavigate, browserScroll, browserSnapshot, browserWaitFor } from './page-tools'
+import { browserConsole, browserEvaluate } from './reading-tools'
+import { browserClose, browserOpen, browserTabs } from './session-tools'
+
+/** The stateful browser_* family, in the order a model meets them. */
+export const browserTools = [
+  browserOpen,
+  browserNavigate,
+  browserBack,
+  browserSnapshot,
+  browserClick,
+  browserType,
+  browserSelectOption,
+  browserPressKey,
+  browserHover,
+  browserWaitFor,
+  browserScroll,
+  browserScreenshot,
+  browserPdf,
+  browserFileUpload,
+  browserDownload,
+  browserTabs,
+  browserConsole,
+  browserEvaluate,
+  browserClose,
+]

@@ -1,0 +1,30 @@
+import { chmod, mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { build } from 'esbuild'
+
+export interface StdioFixture {
+  /** Host folder holding server.mjs, to mount read-only into the sandbox. */
+  folder: string
+  remove(): Promise<void>
+}
+
+/**
+ * Bundles the stdio MCP fixture server into one file (the sandbox sees /usr, not node_modules), in a
+ * folder the sandbox user can read.
+ */
+export async function bundleStdioFixture(): Promise<StdioFixture> {
+  const folder = await mkdtemp(join(tmpdir(), 'toolport-mcp-fixture-'))
+  await build({
+    entryPoints: [new URL('../fixtures/mcp-stdio-server.ts', import.meta.url).pathname],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    outfile: join(folder, 'server.mjs'),
+    logLevel: 'silent',
+  })
+  await chmod(folder, 0o755)
+  await chmod(join(folder, 'server.mjs'), 0o644)
+  return { folder, remove: () => rm(folder, { recursive: true, force: true }) }
+}

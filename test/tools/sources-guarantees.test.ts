@@ -1,0 +1,167 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type McpHttpFixture, startMcpHttpFixture } from '../support/mcp-http-fixture'
+import { compiler } from '../support/schemas'
+import { startTestServer, type TestServer } from '../support/server'
+import { startSourceUpstreams } from '../support/source-upstreams'
+
+// What every kind of source gets, as built-ins do: every platform format, MCP calls, the response cap,
+// names that never shadow a built-in; and the operator's trust in the hosts its manifests name.
+
+const adminKey = 'guarantee-admin-key-0123456789'
+let server: TestServer
+let upstream: Awaited<ReturnType<typeof startSourceUpstreams>>
+let mcp: McpHttpFixture
+let folder: string
+
+beforeAll(async () => {
+  upstream = await startSourceUpstreams()
+  mcp = await startMcpHttpFixture()
+  folder = await mkdtemp(join(tmpdir(), 'toolport-guarantees-'))
+  // An operator source on loopback, named by its own manifest only: no TOOLPORT_FETCH_ALLOW_HOSTS for it.
+  await writeFile(
+    join(folder, 'pets.yaml'),
+    `id: pets\nkind: openapi\nurl: ${upstream.url}/openapi.json\noperations: [listPets, getPet]\n`,
+  )
+  server = await startTestServer(
+    { TOOLPORT_SOURCES_DIR: folder, TOOLPORT_FETCH_ALLOW_HOSTS: `127.0.0.1:${mcp.port}` },
+    { fileKeys: [{ tenant: 'acme', key: adminKey, admin: true }] },
+  )
+  const put = await fetch(`${server.url}/v1/sources/fx`, {
+    method: 'PUT',
+    headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ id: 'fx', kind: 'mcp', url: mcp.url, tools: ['echo', 'add', 'big'] }),
+  })
+  expect((await put.json()).status).toBe('ready')
+})
+afterAll(async () => {
+  await server?.stop()
+  await upstream?.stop()
+  await mcp?.stop()
+  if (folder) await rm(folder, { recursive: true, force: true })
+})
+
+const get = async (path: string) =>
+  (await fetch(`${server.url}${path}`, { headers: { authorization: `Bearer ${adminKey}` } })).json()
+const put = async (id: string, manifest: unknown) => {
+  const response = await fetch(`${server.url}/v1/sources/${id}`, {
+    method: 'PUT',
+    headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify(manifest),
+  })
+  return { status: response.status, body: await response.json() }
+}
+
+describe('every kind of source, like a built-in', () => {
+  it('lets an operator source reach the private host its manifest names, from a YAML file', async () => {
+    const listed = await server.call('listPets', {}, { key: adminKey })
+    expect(listed.status, JSON.stringify(listed.body)).toBe(200)
+    // The same upstream as a tenant source is refused: its host is not in TOOLPORT_FETCH_ALLOW_HOSTS.
+    const tenant = await put('mine', { id: 'mine', kind: 'openapi', url: `${upstream.url}/openapi.json` })
+    expect(tenant.status).toBe(403)
+  })
+
+  it('is in every platform format, strict for OpenAI where the schema allows it, and in MCP tools/list', async () => {
+    const names = ['listPets', 'getPet', 'fx_echo', 'fx_add']
+    const openai = await get('/v1/tools?format=openai')
+    for (const name of names) {
+      const tool = openai.tools.find((entry: { function: { name: string } }) => entry.function.name === name)
+      expect(tool?.function.strict, name).toBe(true)
+      expect(tool.function.parameters.additionalProperties, name).toBe(false)
+    }
+    const anthropic = await get('/v1/tools?format=anthropic')
+    const gemini = await get('/v1/tools?format=gemini')
+    const mcpFormat = await get('/v1/tools?format=mcp')
+    for (const name of names) {
+      expect(
+        anthropic.tools.some((tool: { name: string }) => tool.name === name),
+        name,
+      ).toBe(true)
+      expect(
+        gemini.tools.some((tool: { name: string }) => tool.name === name),
+        name,
+      ).toBe(true)
+      expect(
+        mcpFormat.tools.some((tool: { name: string }) => tool.name === name),
+        name,
+      ).toBe(true)
+    }
+    const client = new Client({ name: 'guarantees', version: '1.0.0' })
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${adminKey}` } },
+      }),
+    )
+    const { tools } = await client.listTools()
+    expect(tools.find((tool) => tool.name === 'getPet')?.annotations?.readOnlyHint).toBe(true)
+    const pet = await client.callTool({ name: 'getPet', arguments: { petId: 1 } })
+    expect(pet.structuredContent).toEqual({ id: 1, name: 'Rex' })
+    const echoed = await client.callTool({ name: 'fx_echo', arguments: { text: 'via toolport' } })
+    expect(echoed.structuredContent).toEqual({ content: 'via toolport', truncated: false })
+    await client.close()
+  })
+
+  it('keeps the 100,000-character cap: text is cut with truncated: true, a structured result past it is 413', async () => {
+    const cut = await server.call('fx_echo', { text: 'x'.repeat(150_000) }, { key: adminKey })
+    expect(cut.status).toBe(200)
+    expect(cut.body.truncated).toBe(true)
+    expect(JSON.stringify(cut.body).length).toBeLessThanOrEqual(100_000)
+    const whole = await server.call('fx_big', { chars: 150_000 }, { key: adminKey })
+    expect(whole.status).toBe(413)
+    expect(whole.body).toMatchObject({ code: 'size_exceeded' })
+    expect((await server.call('fx_big', { chars: 10 }, { key: adminKey })).body).toEqual({ data: 'xxxxxxxxxx' })
+  })
+
+  it('never shadows a built-in: a source with a built-in name is in error, naming both', async () => {
+    const alias = await put('shadow', {
+      id: 'shadow',
+      kind: 'alias',
+      tools: [{ name: 'read_file', tool: 'write_file' }],
+    })
+    expect(alias.body).toMatchObject({ status: 'error' })
+    expect(alias.body.reason).toContain('read_file')
+    const dupe = await put('dupe', { id: 'dupe', kind: 'alias', tools: [{ name: 'fx_echo', tool: 'read_file' }] })
+    expect(dupe.body.status).toBe('error')
+    expect(dupe.body.reason).toContain('fx')
+    // The built-in is untouched.
+    expect((await server.call('read_file', { path: 'nothing' }, { key: adminKey })).status).toBe(404)
+  })
+
+  it('publishes the JSON Schema of a manifest, which the examples of the docs satisfy', async () => {
+    const schema = await (await fetch(`${server.url}/schemas/source-manifest.json`)).json()
+    const validate = compiler('2020').compile(schema)
+    const examples = [
+      {
+        id: 'tickets',
+        kind: 'http',
+        url: 'https://tickets.example.com/rpc',
+        protocol: 'jsonrpc',
+        tools: [
+          { name: 'create_ticket', effect: 'write', description: 'Open a ticket.', input_schema: { type: 'object' } },
+        ],
+      },
+      { id: 'github', kind: 'mcp', url: 'https://mcp.example.com/mcp' },
+      { id: 'pets', kind: 'openapi', url: 'https://pets.example.com/openapi.yaml' },
+      {
+        id: 'docs',
+        kind: 'command',
+        tools: [
+          {
+            name: 'to_docx',
+            effect: 'write',
+            description: 'Markdown to Word.',
+            input_schema: { type: 'object' },
+            argv: ['pandoc', '{input.path}'],
+          },
+        ],
+      },
+      { id: 'short', kind: 'alias', tools: [{ name: 'sh', tool: 'execute_command' }] },
+    ]
+    for (const example of examples) expect(validate(example), JSON.stringify(validate.errors)).toBe(true)
+    expect(validate({ id: 'x', kind: 'http', url: 'https://x.example', tools: [], extra: 1 })).toBe(false)
+  })
+})
