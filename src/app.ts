@@ -199,6 +199,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
     registry,
     storage,
     limits: { maxFileBytes: config.calls.maxFileBytes, maxResponseChars: config.calls.maxResponseChars },
+    shell: services.shell,
   })
   registerOpenApiRoute(app, { registry, authenticator, publicUrl: config.http.publicUrl, version: serviceVersion })
   registerDocsRoutes(app, deps.docsAssets)

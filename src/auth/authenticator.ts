@@ -38,6 +38,7 @@ export function createAuthenticator(keys: readonly ApiKey[]): Authenticator {
     tools: undefined,
     requireApproval: new Set(),
     approver: false,
+    egress: undefined,
     // With auth off the service serves loopback only: its one caller is the operator, who may manage sources.
     admin: true,
   }
@@ -50,6 +51,7 @@ export function createAuthenticator(keys: readonly ApiKey[]): Authenticator {
         tools: apiKey.tools ? new Set(apiKey.tools) : undefined,
         requireApproval: new Set(apiKey.require_approval ?? []),
         approver: apiKey.approver === true,
+        egress: apiKey.egress,
         admin: apiKey.admin === true,
       },
     })),

@@ -1,5 +1,5 @@
 import type { ApprovalRecord, ApprovalStore } from '../approvals/store'
-import { storedPrincipal } from '../auth/principal'
+import { storedFormOf, storedPrincipal } from '../auth/principal'
 import { ToolError } from '../core/errors'
 import type { ObjectStore } from '../storage/store'
 import type { ToolServices } from '../tools/services'
@@ -80,7 +80,7 @@ export function createApprovalGate(deps: ApprovalGateDeps): ApprovalGate {
       if (!options.dryRun && !needsApproval) return undefined
       if (options.dryRun && !tool.dryRun) {
         throw new ToolError('validation', `${tool.name} has no dry run.`, {
-          hint: 'dry_run=true is supported by write_file, apply_edit, multi_edit, revert_edit and delete_file.',
+          hint: 'dry_run=true is supported by write_file, apply_edit, multi_edit, revert_edit, delete_file and execute_command.',
           details: { field: 'dry_run' },
         })
       }
@@ -91,7 +91,7 @@ export function createApprovalGate(deps: ApprovalGateDeps): ApprovalGate {
       const record: ApprovalRecord = {
         id: crypto.randomUUID(),
         tenant: principal.tenant,
-        principal: { id: principal.id, tools: principal.tools ? [...principal.tools] : null },
+        principal: storedFormOf(principal),
         tool: tool.name,
         workspace: call.workspaceId,
         input: call.input,
@@ -128,7 +128,7 @@ export function createApprovalGate(deps: ApprovalGateDeps): ApprovalGate {
       return {
         kind: 'approved',
         record,
-        principal: storedPrincipal({ id: record.principal.id, tenant: record.tenant, tools: record.principal.tools }),
+        principal: storedPrincipal({ ...record.principal, tenant: record.tenant }),
       }
     },
   }
@@ -140,5 +140,10 @@ async function previewOf(tool: Tool, call: Call, deps: ApprovalGateDeps, title: 
   const workspace = createWorkspace(deps.storage, call.principal.tenant, call.workspaceId, {
     quota: deps.services.quota,
   })
-  return tool.dryRun(call.input as never, { workspace, limits: deps.limits })
+  return tool.dryRun(call.input as never, {
+    workspace,
+    limits: deps.limits,
+    shell: deps.services.shell,
+    keyEgress: call.principal.egress,
+  })
 }

@@ -1,6 +1,6 @@
 import type { ApprovalStore } from '../approvals/store'
 import type { Principal } from '../auth/principal'
-import { storedPrincipal } from '../auth/principal'
+import { storedFormOf, storedPrincipal } from '../auth/principal'
 import type { Logger } from '../core/logger'
 import type { JobRunner, JobSpec } from '../jobs/runner'
 import type { JobRecord } from '../jobs/types'
@@ -90,7 +90,7 @@ export function createCaller(deps: CallerDeps): Caller {
         {
           tool,
           input: job.input,
-          principal: storedPrincipal({ id: job.principal.id, tenant: job.tenant, tools: job.principal.tools }),
+          principal: storedPrincipal({ ...job.principal, tenant: job.tenant }),
           workspaceId: job.workspace,
           origin: job.origin ?? undefined,
           signal,
@@ -165,7 +165,7 @@ export function createCaller(deps: CallerDeps): Caller {
 function jobSpec(call: Call, callbackUrl: string | null): JobSpec {
   return {
     tenant: call.principal.tenant,
-    principal: { id: call.principal.id, tools: call.principal.tools ? [...call.principal.tools] : null },
+    principal: storedFormOf(call.principal),
     tool: call.tool.name,
     workspace: call.workspaceId,
     input: call.input,

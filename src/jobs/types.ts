@@ -1,3 +1,4 @@
+import type { StoredPrincipal } from '../auth/principal'
 /** A tool call that runs after its HTTP request has been answered. Stored as JSON in object storage. */
 export type JobStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled'
 
@@ -5,7 +6,7 @@ export interface JobRecord {
   id: string
   tenant: string
   /** The submitting key's id and tool scope, re-checked when the job runs. */
-  principal: { id: string; tools: string[] | null }
+  principal: StoredPrincipal
   tool: string
   workspace: string
   input: unknown

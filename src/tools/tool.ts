@@ -1,5 +1,6 @@
 import type { z } from 'zod'
 import type { Effect } from '../core/effects'
+import type { EgressPolicy } from '../core/egress'
 import type { Logger } from '../core/logger'
 import type { Workspace } from '../workspace/workspace'
 import type { ToolServices } from './services'
@@ -25,6 +26,8 @@ export interface ToolContext extends ToolServices {
   emit: (event: ToolEvent) => void
   /** Origin of the HTTP request (e.g. http://127.0.0.1:8787), for links when no public URL is set. */
   origin?: string
+  /** The caller's key's egress policy (keys file `egress`), within the server's; undefined: none of its own. */
+  keyEgress: EgressPolicy | undefined
   /**
    * The transport shows images to the model (MCP): a tool may add `image: { mime_type, data }` (base64)
    * to its output, which the transport turns into an image content block. REST and SSE leave it unset.
@@ -85,9 +88,10 @@ export interface Tool<Input extends AnyZodObject = AnyZodObject, Output extends 
 }
 
 /** What a dry run may use: it reads the workspace, and writes and sends nothing. */
-export interface DryRunContext {
+export interface DryRunContext extends Pick<ToolServices, 'shell'> {
   workspace: Workspace
   limits: ToolLimits
+  keyEgress: EgressPolicy | undefined
 }
 
 /** A tool's stable id: `builtin:{name}` unless its source gave it one. */

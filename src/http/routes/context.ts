@@ -3,7 +3,9 @@ import type { Effect } from '../../core/effects'
 import { ToolError } from '../../core/errors'
 import { isSchema } from '../../core/json-schema'
 import type { ToolRegistry } from '../../registry/registry'
+import type { ShellService } from '../../sandbox/shell-service'
 import type { ObjectStore } from '../../storage/store'
+import { describeEgress, egressLayers } from '../../tools/shell/egress'
 import type { ToolLimits } from '../../tools/tool'
 import type { WorkspaceEntry } from '../../workspace/workspace'
 import { createWorkspace } from '../../workspace/workspace'
@@ -24,7 +26,11 @@ export interface ContextDeps {
   registry: ToolRegistry
   storage: ObjectStore
   limits: ToolLimits
+  /** The sandbox, for execute_command's network (egress) policy. */
+  shell?: ShellService | undefined
 }
+
+type ShellEgress = ReturnType<typeof describeEgress>
 
 interface ContextDocument {
   workspace: string
@@ -34,6 +40,8 @@ interface ContextDocument {
     max_response_chars: number
     shell_timeout_seconds?: { default: number; max: number }
   }
+  /** Where execute_command's commands may connect, for this key. */
+  shell_egress?: ShellEgress
   tools: Array<{ name: string; title: string; effect: Effect }>
 }
 
@@ -56,6 +64,7 @@ export function registerContextRoute(app: OpenAPIHono<AppEnv>, deps: ContextDeps
     const workspace = createWorkspace(deps.storage, principal.tenant, workspaceId)
     const { listing } = await workspace.list('', { recursive: true, limit: maxEntries })
     const allowed = (await deps.registry.catalog(principal)).tools
+    const mayRun = allowed.some((tool) => tool.name === 'execute_command')
     const document: ContextDocument = {
       workspace: workspaceId,
       files: {
@@ -65,10 +74,11 @@ export function registerContextRoute(app: OpenAPIHono<AppEnv>, deps: ContextDeps
       limits: {
         max_file_bytes: deps.limits.maxFileBytes,
         max_response_chars: deps.limits.maxResponseChars,
-        ...(shellTimeout && allowed.some((tool) => tool.name === 'execute_command')
-          ? { shell_timeout_seconds: shellTimeout }
-          : {}),
+        ...(shellTimeout && mayRun ? { shell_timeout_seconds: shellTimeout } : {}),
       },
+      ...(deps.shell && mayRun
+        ? { shell_egress: describeEgress(deps.shell, egressLayers(deps.shell, principal.egress, undefined)) }
+        : {}),
       tools: allowed.map((tool) => ({ name: tool.name, title: tool.title, effect: tool.effect })),
     }
     if (format === 'json') return context.json(document)
@@ -106,12 +116,29 @@ export function renderContext(document: ContextDocument): string {
           `- execute_command stops a command after ${limits.shell_timeout_seconds.default} s unless timeout_seconds says otherwise (at most ${limits.shell_timeout_seconds.max}).`,
         ]
       : []),
+    ...(document.shell_egress ? [egressLine(document.shell_egress)] : []),
     '',
     document.tools.length === 0 ? 'Tools: none are available to this key.' : 'Tools you may call (effect in brackets):',
     ...document.tools.map((tool) => `- ${tool.name} [${tool.effect}]: ${tool.title}`),
     ...effectsLine(document.tools),
   ]
   return `${lines.join('\n')}\n`
+}
+
+function egressLine(egress: ShellEgress): string {
+  const { policy } = egress
+  if (policy === 'unrestricted') return '- execute_command runs commands with the host network (process executor).'
+  if (policy === 'none') return '- execute_command has no network: every connection a command opens fails.'
+  const through =
+    'through the proxy that HTTP_PROXY, HTTPS_PROXY and ALL_PROXY name (set for every command; programs that ignore them cannot connect)'
+  const limits =
+    'limits' in egress && egress.limits
+      ? ` At most ${egress.limits.connections} connections and ${formatBytes(egress.limits.bytes_in)} received per command.`
+      : ''
+  if (policy === 'public') {
+    return `- execute_command may connect to public internet hosts ${through}; private, loopback and metadata addresses are refused.${limits}`
+  }
+  return `- execute_command may connect only to ${policy.allow.join(', ')} ${through}; other hosts are refused. A call's egress may narrow this list.${limits}`
 }
 
 function effectsLine(tools: ContextDocument['tools']): string[] {
