@@ -106,6 +106,7 @@ export function createCaller(deps: CallerDeps): Caller {
 
   async function run(call: Call, options: { async: boolean; callbackUrl: string | null }): Promise<RunOutcome> {
     const spec = jobSpec(call, options.callbackUrl)
+    if (call.tool.runsInline) return { output: await invoke(call) }
     if (options.async) return { job: await jobs.submit(spec) }
     if (syncTimeoutMs <= 0) return { output: await invoke(call) }
     // The call's own signal: a disconnect cancels it only while it is still a synchronous call.

@@ -32,7 +32,7 @@ export function jobHint(job: Pick<JobRecord, 'id' | 'status' | 'tool'>): string 
   switch (job.status) {
     case 'queued':
     case 'running':
-      return `${job.tool} is still running as job ${job.id}. Call get_job with {"job_id": "${job.id}", "wait_seconds": 60} (or GET its status_url) until status is succeeded, failed or cancelled; cancel_job stops it.`
+      return `${job.tool} is still running as job ${job.id}. Call get_job with {"job_id": "${job.id}", "wait_seconds": 50} (or GET its status_url) until status is succeeded, failed or cancelled; cancel_job stops it.`
     case 'succeeded':
       return `The job finished: its output is in result.`
     case 'failed':

@@ -59,6 +59,17 @@ export interface Tool<Input extends AnyZodObject = AnyZodObject, Output extends 
    */
   describedBy?: string
   /**
+   * What the effect alone does not say, for MCP's annotations: whether a call may overwrite or delete
+   * (default: yes for write and destructive tools, no for read and external ones) and whether repeating
+   * it has no further effect (default: only for read tools).
+   */
+  hints?: { destructive?: boolean; idempotent?: boolean }
+  /**
+   * Never turned into a job, however long it takes or whether ?async=true asks: the job tools, whose
+   * bounded wait is the point of calling them (get_job waiting 50 s must not answer with another job).
+   */
+  runsInline?: boolean
+  /**
    * The JSON Schemas the catalog publishes, when the tool was declared with JSON Schema (a source tool)
    * rather than derived from `input` and `output` (built-ins).
    */

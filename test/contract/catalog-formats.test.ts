@@ -1,3 +1,4 @@
+import { toStrictJsonSchema } from 'openai/lib/transform'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { JsonSchema } from '../../src/core/json-schema'
 import { formatCatalog, isCatalogFormat } from '../../src/platforms/formats'
@@ -32,6 +33,17 @@ describe('GET /v1/tools?format=', () => {
     const unknown = await fetch(`${server.url}/v1/tools?format=xml`)
     expect(unknown.status).toBe(400)
     expect(await unknown.json()).toMatchObject({ code: 'validation', field: 'format' })
+  })
+
+  it('offers every tool to OpenAI in strict mode, as the openai package would make it strict unchanged', async () => {
+    const { tools } = await (await fetch(`${server.url}/v1/tools?format=openai`)).json()
+    expect(tools.length).toBe(entries.length)
+    for (const tool of tools as OpenAiTool[]) {
+      expect(tool.function.strict, tool.function.name).toBe(true)
+      expect(toStrictJsonSchema(tool.function.parameters as never), tool.function.name).toEqual(
+        tool.function.parameters,
+      )
+    }
   })
 
   it('round-trips: the strict-mode payload with every optional field null is accepted by the tool endpoint', async () => {

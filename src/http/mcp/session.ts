@@ -90,17 +90,28 @@ export async function answerMcp(
         ),
     }),
   )
+  const streamed = asksForProgress(body)
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
     // An event stream only where it carries something: progress of a call that asked for it.
-    enableJsonResponse: !asksForProgress(body),
+    enableJsonResponse: !streamed,
   })
   await server.connect(transport)
+  let response: Response
   try {
-    return await transport.handleRequest(context.req.raw, { parsedBody: body })
-  } finally {
+    response = await transport.handleRequest(context.req.raw, { parsedBody: body })
+  } catch (error) {
     await server.close()
+    throw error
   }
+  if (!streamed || !response.body) {
+    await server.close()
+    return response
+  }
+  // An event stream is still being written when it is returned: the server closes once it has ended.
+  const closing = new TransformStream<Uint8Array, Uint8Array>({ flush: () => server.close() })
+  void response.body.pipeTo(closing.writable).catch(() => server.close())
+  return new Response(closing.readable, { status: response.status, headers: response.headers })
 }
 
 function initializeVersion(body: unknown): string | undefined {

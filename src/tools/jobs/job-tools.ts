@@ -4,8 +4,8 @@ import { isFinished, type JobRecord, publicJob } from '../../jobs/types'
 import { JobView, jobIdPattern } from '../../jobs/view'
 import { defineTool, type Tool, type ToolContext } from '../tool'
 
-// Long enough to span most calls a model waits for, short enough for every client's request timeout.
-const maxWaitSeconds = 60
+// Long enough to span most calls a model waits for, short of the MCP SDK's default 60 s request timeout.
+const maxWaitSeconds = 50
 const pollMs = 500
 
 const JobId = z.string().regex(jobIdPattern, 'must be a job_id as a 202 answer gave it').describe('The job_id.')
@@ -40,9 +40,10 @@ export const getJob = defineTool({
   name: 'get_job',
   title: 'Get job',
   description:
-    'Get a long-running call started as a job (a 202 answer or a handed-over call): status, and result or error once finished. wait_seconds waits up to 60 s for it to finish.',
+    'Get a long-running call started as a job (a 202 answer or a handed-over call): status, and result or error once finished. wait_seconds waits up to 50 s for it to finish.',
   effect: 'read',
   everyKey: true,
+  runsInline: true,
   describedBy: 'GET /v1/jobs/{id}',
   callTitle: (input) => `Job ${input.job_id}`,
   input: z.strictObject({
@@ -53,7 +54,7 @@ export const getJob = defineTool({
       .min(0)
       .max(maxWaitSeconds)
       .default(0)
-      .describe('Wait up to this many seconds for the job to finish before answering (0-60). Default: 0.'),
+      .describe('Wait up to this many seconds for the job to finish before answering (0-50). Default: 0.'),
   }),
   output: JobView,
   deadlineMs: (input) => (input.wait_seconds + 30) * 1000,
@@ -76,7 +77,10 @@ export const cancelJob = defineTool({
   title: 'Cancel job',
   description: 'Cancel a queued or running job: its work is stopped. A finished job is answered unchanged.',
   effect: 'write',
+  // Cancelling a cancelled or finished job changes nothing.
+  hints: { idempotent: true },
   everyKey: true,
+  runsInline: true,
   describedBy: 'DELETE /v1/jobs/{id}',
   callTitle: (input) => `Cancel job ${input.job_id}`,
   input: z.strictObject({ job_id: JobId }),
