@@ -5,7 +5,9 @@ import { defineTool, type Tool } from '../../tools/tool'
 import {
   checkDeclaredTools,
   DeclaredTool,
+  declaredIdentity,
   Headers,
+  MaxResponseBytes,
   maxToolsPerSource,
   resolveSecrets,
   SourceId,
@@ -27,12 +29,7 @@ export const HttpManifest = z.strictObject({
   protocol: z.enum(['json', 'jsonrpc']).default('json'),
   headers: Headers.optional(),
   timeout_seconds: TimeoutSeconds.default(30),
-  max_response_bytes: z
-    .number()
-    .int()
-    .min(1024)
-    .max(64 * 1024 * 1024)
-    .default(4 * 1024 * 1024),
+  max_response_bytes: MaxResponseBytes,
   tools: z
     .array(
       DeclaredTool.extend({
@@ -86,12 +83,7 @@ function httpTool(
     ),
   })
   return defineTool({
-    name: declared.name,
-    id: `${manifest.id}:${declared.name}`,
-    source: manifest.id,
-    title: declared.title ?? declared.name,
-    description: declared.description,
-    effect: declared.effect,
+    ...declaredIdentity(manifest.id, declared),
     input: schemas.input.validator,
     output: schemas.output.validator,
     schemas: { input: schemas.input.published, output: schemas.output.published },

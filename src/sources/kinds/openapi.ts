@@ -1,7 +1,16 @@
 import { z } from 'zod'
 import type { HttpClient } from '../../net/http'
 import { defineTool, type Tool } from '../../tools/tool'
-import { Effect, Headers, maxToolsPerSource, resolveSecrets, SourceId, TimeoutSeconds, ToolName } from '../declared'
+import {
+  Effect,
+  Headers,
+  MaxResponseBytes,
+  maxToolsPerSource,
+  resolveSecrets,
+  SourceId,
+  TimeoutSeconds,
+  ToolName,
+} from '../declared'
 import type { JsonSchema } from '../schema-compiler'
 import type { SourceKind, SourceLoadContext } from '../types'
 import { upstreamJson } from '../upstream'
@@ -36,12 +45,7 @@ export const OpenApiManifest = z
     /** Effect per operationId; default: GET read, DELETE destructive, others write (or x-toolport-effect). */
     effects: z.record(ToolName, Effect).optional(),
     timeout_seconds: TimeoutSeconds.default(30),
-    max_response_bytes: z
-      .number()
-      .int()
-      .min(1024)
-      .max(64 * 1024 * 1024)
-      .default(4 * 1024 * 1024),
+    max_response_bytes: MaxResponseBytes,
   })
   .refine((manifest) => (manifest.url === undefined) !== (manifest.document === undefined), {
     message: 'give either url (where to fetch the document) or document (the document itself), not both',
