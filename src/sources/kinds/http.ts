@@ -14,7 +14,7 @@ import {
   TimeoutSeconds,
 } from '../declared'
 import type { SourceKind } from '../types'
-import { type UpstreamCall, upstreamJson } from '../upstream'
+import { outboundClient, type UpstreamCall, upstreamJson } from '../upstream'
 import { declaredSchemas } from './declared-schemas'
 
 /**
@@ -52,8 +52,7 @@ export type HttpManifest = z.output<typeof HttpManifest>
 export const httpKind: SourceKind<HttpManifest> = {
   kind: 'http',
   async load(manifest, context) {
-    const http = context.http
-    if (!http) throw new Error('this runtime has no outbound HTTP client')
+    const http = outboundClient(context.http)
     const headers = resolveSecrets(manifest.headers, context.secret, 'header')
     return { tools: manifest.tools.map((declared) => httpTool(manifest, declared, headers, http)) }
   },

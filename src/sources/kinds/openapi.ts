@@ -13,7 +13,7 @@ import {
 } from '../declared'
 import type { JsonSchema } from '../schema-compiler'
 import type { SourceKind, SourceLoadContext } from '../types'
-import { upstreamJson } from '../upstream'
+import { outboundClient, upstreamJson } from '../upstream'
 import { declaredSchemas } from './declared-schemas'
 import { verdictOf } from './http'
 import { type OperationPlan, planOperations } from './openapi-operations'
@@ -56,8 +56,7 @@ export type OpenApiManifest = z.output<typeof OpenApiManifest>
 export const openApiKind: SourceKind<OpenApiManifest> = {
   kind: 'openapi',
   async load(manifest, context) {
-    const http = context.http
-    if (!http) throw new Error('this runtime has no outbound HTTP client')
+    const http = outboundClient(context.http)
     const document = manifest.document ?? (await fetchDocument(http, manifest.url as string, context.signal))
     const version = String(document.openapi ?? document.swagger ?? '')
     if (!/^3\.[01]\./.test(version)) {
