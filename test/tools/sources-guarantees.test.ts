@@ -110,18 +110,21 @@ describe('every kind of source, like a built-in', () => {
     expect((await server.call('fx_big', { chars: 10 }, { key: adminKey })).body).toEqual({ data: 'xxxxxxxxxx' })
   })
 
-  it('never shadows a built-in: a source with a built-in name is in error, naming both', async () => {
-    const alias = await put('shadow', {
+  it('never shadows a built-in or another source: such a source is refused with 409 naming both', async () => {
+    const shadow = await put('shadow', {
       id: 'shadow',
       kind: 'alias',
       tools: [{ name: 'read_file', tool: 'write_file' }],
     })
-    expect(alias.body).toMatchObject({ status: 'error' })
-    expect(alias.body.reason).toContain('read_file')
+    expect(shadow.status).toBe(409)
+    expect(shadow.body).toMatchObject({ code: 'conflict', field: 'tools' })
+    expect(shadow.body.detail).toContain('built-in read_file')
     const dupe = await put('dupe', { id: 'dupe', kind: 'alias', tools: [{ name: 'fx_echo', tool: 'read_file' }] })
-    expect(dupe.body.status).toBe('error')
-    expect(dupe.body.reason).toContain('fx')
-    // The built-in is untouched.
+    expect(dupe.status).toBe(409)
+    expect(dupe.body.detail).toContain('source fx')
+    // Nothing was stored, and the source that had the name keeps it.
+    expect((await get('/v1/sources')).sources.map((source: { id: string }) => source.id)).not.toContain('dupe')
+    expect((await server.call('fx_echo', { text: 'still mine' }, { key: adminKey })).body.content).toBe('still mine')
     expect((await server.call('read_file', { path: 'nothing' }, { key: adminKey })).status).toBe(404)
   })
 

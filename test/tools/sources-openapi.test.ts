@@ -85,9 +85,9 @@ describe('an openapi source', () => {
       operations: ['listPets', 'getPet'],
       effects: { getPet: 'external' },
     })
-    // The same operation names as the other source: its tools clash, so this source is in error, naming both.
-    expect(registered.body.status).toBe('error')
-    expect(registered.body.reason).toContain('listPets')
+    // The same operation names as the other source: its tools clash, so it is refused, naming both.
+    expect(registered.status).toBe(409)
+    expect(registered.body.detail).toContain('listPets')
     const renamed = await put({
       id: 'pets-ro',
       kind: 'openapi',
@@ -95,7 +95,7 @@ describe('an openapi source', () => {
       base_url: `${upstream.url}/api`,
       operations: ['getPet'],
     })
-    expect(renamed.body.status).toBe('error')
+    expect(renamed.status).toBe(409)
     const openapi = await (
       await fetch(`${server.url}/openapi.json`, { headers: { authorization: `Bearer ${adminKey}` } })
     ).json()
