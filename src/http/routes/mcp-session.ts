@@ -134,7 +134,7 @@ function createServer(
 function parseInput(entry: McpEntry, args: Record<string, unknown>): unknown {
   const input = stripNullOptionals(structuredClone(args), entry.inputSchema)
   const parsed = entry.tool.input.safeParse(input)
-  if (!parsed.success) throw validationError(parsed.error, 'input')
+  if (!parsed.success) throw validationError(parsed.error, 'input', entry.inputSchema)
   return parsed.data
 }
 

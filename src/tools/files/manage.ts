@@ -12,7 +12,7 @@ export const deleteFile = defineTool({
     'Delete one file from the workspace. Succeeds with deleted: false when the file does not exist; refuses folders.',
   effect: 'destructive',
   callTitle: (input) => `Delete ${input.path}`,
-  input: z.object({ path: WorkspacePath }),
+  input: z.strictObject({ path: WorkspacePath }),
   output: z.object({
     path: z.string(),
     deleted: z.boolean().describe('False when there was no such file.'),
@@ -48,7 +48,7 @@ export const listFiles = defineTool({
     'List the files and folders in a workspace folder ("" for the root), with type, size and name. Optionally recursive and filtered by a glob such as "**/*.ts".',
   effect: 'read',
   callTitle: (input) => `List ${input.path.replace(/^\.?\/?$/, '') || 'workspace root'}`,
-  input: z.object({
+  input: z.strictObject({
     path: z.string().max(1024).default('').describe('Folder relative to the workspace root; "" or "." for the root.'),
     recursive: z.boolean().default(false).describe('List everything below the folder, not only its direct entries.'),
     glob: z

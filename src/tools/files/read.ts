@@ -14,7 +14,7 @@ export const readFile = defineTool({
     'Read a text file from the workspace, whole or only lines start_line..end_line (1-based, inclusive). Long files are cut with truncated: true; read the rest by line range.',
   effect: 'read',
   callTitle: (input) => `Read ${input.path}`,
-  input: z.object({
+  input: z.strictObject({
     path: WorkspacePath,
     start_line: LineNumber.optional().describe('First line to return (1-based). Default: 1.'),
     end_line: LineNumber.optional().describe('Last line to return (inclusive). Default: the last line.'),

@@ -6,7 +6,7 @@ import { EditOutput, LineNumber, WorkspacePath } from './schemas'
 import { decodeText, encodeText } from './text'
 import { textAfterWrite } from './transforms'
 
-const Patch = z.object({
+const Patch = z.strictObject({
   start_line: LineNumber.describe('First line to replace (1-based).'),
   end_line: z
     .number()
@@ -26,7 +26,7 @@ export const writeFile = defineTool({
   effect: 'write',
   callTitle: (input) => `Write ${input.path}`,
   input: z
-    .object({
+    .strictObject({
       path: WorkspacePath,
       mode: z.enum(['write', 'replace', 'patch']).default('write').describe('write | replace | patch. Default: write.'),
       content: z.string().optional().describe('mode write: the whole new content of the file.'),

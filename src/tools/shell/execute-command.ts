@@ -25,7 +25,7 @@ export const executeCommand = defineTool({
     'Run a shell command (/bin/sh -c) in a fresh sandbox whose /workspace is the workspace: no network, files changed there are saved back. Returns exit_code, stdout, stderr and files_changed.',
   effect: 'destructive',
   callTitle: (input) => `Run: ${shorten(input.command.replace(/\s+/g, ' ').trim(), 60)}`,
-  input: z.object({
+  input: z.strictObject({
     command: z
       .string()
       .min(1)

@@ -21,7 +21,7 @@ export const httpFetch = defineTool({
   description:
     'Send one HTTP request (GET, POST, PUT, PATCH, DELETE, HEAD) to a public URL and return status, headers and body (text, or base64 for binary). Private and metadata addresses are refused.',
   effect: 'external',
-  input: z.object({
+  input: z.strictObject({
     url: z.string().min(1).max(8192).describe('Absolute http:// or https:// URL.'),
     method: z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD']).default('GET').describe('Default: GET.'),
     headers: z

@@ -12,7 +12,7 @@ export const screenshot = defineTool({
     'Take a PNG or JPEG screenshot of a public web page (url) or of HTML you provide, at a chosen viewport size, optionally the full page. The image is stored in the workspace and returned as a download link.',
   effect: 'external',
   input: z
-    .object({
+    .strictObject({
       url: z.string().min(1).max(8192).optional().describe('Public http(s) URL to load. Give url or html.'),
       html: z
         .string()

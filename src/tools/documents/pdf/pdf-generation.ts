@@ -23,7 +23,7 @@ const millimetre = 72 / 25.4
 
 const Margin = z.number().min(0).max(100)
 
-const input = z.object({
+const input = z.strictObject({
   content: z.string().max(5_000_000).describe('The document: HTML, Markdown or plain text, as content_type says.'),
   content_type: z
     .enum(['html', 'markdown', 'text'])
