@@ -84,7 +84,10 @@ describe('unknown input fields', () => {
     const catalog = await (await fetch(`${server.url}/v1/tools`)).json()
     const loose: string[] = []
     const walk = (schema: unknown, where: string) => {
-      if (Array.isArray(schema)) return schema.forEach((item) => walk(item, where))
+      if (Array.isArray(schema)) {
+        for (const item of schema) walk(item, where)
+        return
+      }
       if (!isSchema(schema)) return
       if (isSchema(schema.properties) && schema.additionalProperties !== false) loose.push(where)
       for (const [key, value] of Object.entries(schema)) {
