@@ -1,6 +1,6 @@
 import { OpenAPIHono } from '@hono/zod-openapi'
 import type { Tool } from '../tools/tool'
-import { decideApproval } from './routes/approvals'
+import { decideApproval, listApprovals, showApproval } from './routes/approvals'
 import { cancelJob, getJob } from './routes/jobs'
 import { sourceRoutes } from './routes/sources'
 import { toolRoute } from './routes/tool-route'
@@ -89,6 +89,8 @@ function generated(builtins: readonly Tool[], options: DocumentOptions): OpenApi
   registry.registerPath(getJob)
   registry.registerPath(cancelJob)
   for (const tool of builtins) registry.registerPath(toolRoute(tool))
+  registry.registerPath(listApprovals)
+  registry.registerPath(showApproval)
   registry.registerPath(decideApproval)
   if (options.admin) for (const route of sourceRoutes) registry.registerPath(route)
   registry.registerComponent('securitySchemes', 'bearerAuth', {

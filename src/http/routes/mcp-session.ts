@@ -12,6 +12,7 @@ import type { Context } from 'hono'
 import { HTTPException } from 'hono/http-exception'
 import { z } from 'zod'
 import { assertToolAllowed } from '../../auth/principal'
+import type { Call } from '../../caller/call'
 import type { Caller } from '../../caller/caller'
 import type { JsonSchema } from '../../core/json-schema'
 import type { Logger } from '../../core/logger'
@@ -21,6 +22,7 @@ import type { ToolRegistry } from '../../registry/registry'
 import type { Tool } from '../../tools/tool'
 import type { AppEnv } from '../env'
 import { problemBody, validationError } from '../problem'
+import { gatedListing, pendingResult } from './mcp-approvals'
 
 export interface McpDeps {
   caller: Caller
@@ -99,7 +101,9 @@ function createServer(
   )
   // The catalog is the principal's already: every tool listed here is one it may call.
   server.server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: catalog.entries.map((entry) => entry.listed),
+    tools: catalog.entries.map((entry) =>
+      principal.requireApproval.has(entry.tool.effect) ? gatedListing(entry.listed) : entry.listed,
+    ),
   }))
   server.server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const entry = await catalog.lookup(request.params.name)
@@ -108,15 +112,19 @@ function createServer(
     context.set('toolSource', entry.tool.source)
     try {
       assertToolAllowed(principal, entry.tool)
-      const output = await deps.caller.invoke({
+      const call: Call = {
         tool: entry.tool,
         input: parseInput(entry, request.params.arguments ?? {}),
         principal,
         workspaceId,
-        origin: undefined,
+        origin: context.get('linkOrigin'),
         signal: AbortSignal.any([context.req.raw.signal, extra.signal]),
         inlineImages: true,
-      })
+      }
+      // The same gate as REST: a call this key's policy gates waits for an approver.
+      const admission = await deps.caller.admit(call, { dryRun: false })
+      if (admission?.kind === 'pending_approval') return pendingResult(admission.pending)
+      const output = await deps.caller.invoke({ ...call, origin: undefined })
       const { structured, images } = splitImages(output)
       return {
         structuredContent: structured,

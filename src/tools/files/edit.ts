@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { defineTool, type ToolContext } from '../tool'
-import { multiEditDryRun, replaceFirstDryRun } from './dry-run'
+import { DiffPreview, diffChangesNothing, multiEditDryRun, replaceFirstDryRun } from './dry-run'
 import { writeAfterEdit } from './editing'
 import { EditOutput, WorkspacePath } from './schemas'
 import { decodeText } from './text'
@@ -32,6 +32,8 @@ export const applyEdit = defineTool({
   output: SingleEditOutput,
   run: replaceFirst,
   dryRun: replaceFirstDryRun,
+  preview: DiffPreview,
+  changesNothing: diffChangesNothing,
 })
 
 export const revertEdit = defineTool({
@@ -49,6 +51,8 @@ export const revertEdit = defineTool({
   output: SingleEditOutput,
   run: replaceFirst,
   dryRun: replaceFirstDryRun,
+  preview: DiffPreview,
+  changesNothing: diffChangesNothing,
 })
 
 export const multiEdit = defineTool({
@@ -74,4 +78,6 @@ export const multiEdit = defineTool({
     return { path: written.path, bytes_written: written.bytes, edits_applied: input.edits.length }
   },
   dryRun: multiEditDryRun,
+  preview: DiffPreview,
+  changesNothing: diffChangesNothing,
 })

@@ -1,7 +1,7 @@
 import { z } from 'zod'
 import type { WorkspaceEntry } from '../../workspace/workspace'
 import { defineTool } from '../tool'
-import { deleteFileDryRun } from './dry-run'
+import { DeletePreview, deleteFileDryRun } from './dry-run'
 import { globFilter } from './glob'
 import { WorkspacePath } from './schemas'
 
@@ -21,6 +21,8 @@ export const deleteFile = defineTool({
     return workspace.deleteFile(input.path)
   },
   dryRun: deleteFileDryRun,
+  preview: DeletePreview,
+  changesNothing: (preview) => DeletePreview.safeParse(preview).data?.deletes.length === 0,
 })
 
 const Entry = z.object({

@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { defineTool } from '../tool'
-import { writeFileDryRun } from './dry-run'
+import { DiffPreview, diffChangesNothing, writeFileDryRun } from './dry-run'
 import { writeAfterEdit } from './editing'
 import { EditOutput, LineNumber, WorkspacePath } from './schemas'
 import { decodeText, encodeText } from './text'
@@ -62,4 +62,6 @@ export const writeFile = defineTool({
     return { path: written.path, bytes_written: written.bytes, mode: input.mode, created: false }
   },
   dryRun: writeFileDryRun,
+  preview: DiffPreview,
+  changesNothing: diffChangesNothing,
 })
