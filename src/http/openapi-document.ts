@@ -134,10 +134,17 @@ function filled(
   const responses = operation.responses as Record<string, { content?: Record<string, { schema: unknown }> }>
   const okContent = responses['200']?.content?.['application/json']
   ;(requestBody.content['application/json'] as { schema: unknown }).schema = input
-  if (okContent) okContent.schema = output
+  // With a dry run the 200 is { anyOf: [output, dry-run answer] }: only the output is this tool's own.
+  const okSchema = okContent?.schema as { anyOf?: unknown[] } | undefined
+  if (okContent && Array.isArray(okSchema?.anyOf)) okSchema.anyOf[0] = output
+  else if (okContent) okContent.schema = output
   // The template is another tool's operation: every text that names the tool is this one's.
   const ok = responses['200'] as { description?: string } | undefined
-  if (ok) ok.description = `${tool.title}: result.`
+  if (ok) {
+    ok.description = tool.dryRun
+      ? `${tool.title}: result; with dry_run=true, { dry_run: true, preview }.`
+      : `${tool.title}: result.`
+  }
   return {
     ...operation,
     operationId: tool.name,

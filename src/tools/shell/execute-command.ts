@@ -4,6 +4,7 @@ import { normalizeWorkspacePath } from '../../core/paths'
 import { isImageReference } from '../../sandbox/executors/container-image'
 import { checkCommand } from '../../sandbox/policy/policy'
 import { defineTool } from '../tool'
+import { CommandPreview, executeCommandDryRun } from './dry-run'
 import { fitTexts } from './fit'
 
 const FileChange = z.object({
@@ -71,6 +72,8 @@ export const executeCommand = defineTool({
     limit_exceeded: z.string().optional().describe('The sandbox limit that stopped the command, if any.'),
     hint: z.string().optional(),
   }),
+  dryRun: executeCommandDryRun,
+  preview: CommandPreview,
   // The per-call deadline must not cut the command's own timeout short: checkout and sync-back get a margin.
   deadlineMs: (input) => (input.timeout_seconds + deadlineMarginSeconds) * 1000,
   async run(input, { shell, workspace, limits, signal, emit }) {

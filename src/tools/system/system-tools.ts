@@ -46,6 +46,7 @@ export const getEnv = defineTool({
   description: 'Read one environment variable of the service, among those the operator allowed (TOOLPORT_ENV_ALLOW).',
   effect: 'read',
   input: z.strictObject({ name: z.string().min(1).max(128).describe('Variable name, e.g. "REGION".') }),
+  callTitle: (input) => `Read variable ${input.name}`,
   output: z.object({ name: z.string(), value: z.string() }),
   async run(input, { environment }) {
     const allowed = Object.keys(environment).sort()

@@ -3,17 +3,12 @@ import { ToolError } from '../../core/errors'
 import { decodeTextBody, toBase64 } from '../../net/content-type'
 import { cutToJsonBudget } from '../files/text'
 import { defineTool } from '../tool'
+import { FetchPreview, httpFetchDryRun, requestTitle } from './dry-runs'
+import { requireHttp } from './require-http'
 
 const responseOverhead = 2_000
 
-export function requireHttp<T>(http: T | undefined): T {
-  if (!http) {
-    throw new ToolError('unavailable', 'Outbound HTTP is not available on this deployment.', {
-      hint: 'This server cannot reach the network; use the workspace tools instead.',
-    })
-  }
-  return http
-}
+export { requireHttp }
 
 export const httpFetch = defineTool({
   name: 'http_fetch',
@@ -58,6 +53,9 @@ export const httpFetch = defineTool({
     final_url: z.string().describe('The URL that answered, after redirects.'),
     hint: z.string().optional(),
   }),
+  callTitle: (input) => requestTitle(input.method, input.url),
+  dryRun: httpFetchDryRun,
+  preview: FetchPreview,
   async run(input, { http, limits, signal }) {
     const response = await requireHttp(http).request({
       url: input.url,

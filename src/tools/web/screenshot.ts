@@ -3,6 +3,7 @@ import { ToolError } from '../../core/errors'
 import { fileOutput, saveOutputFile } from '../../downloads/handoff'
 import { FileOutputFields, OutputPath } from '../../downloads/schemas'
 import { defineTool } from '../tool'
+import { ScreenshotPreview, screenshotDryRun } from './dry-runs'
 import { requireHttp } from './http-fetch'
 
 export const screenshot = defineTool({
@@ -31,7 +32,9 @@ export const screenshot = defineTool({
       }
     }),
   output: z.object({ ...FileOutputFields, width: z.number().int(), height: z.number().int() }),
-  callTitle: (input) => `Screenshot ${input.url ?? 'HTML'}`,
+  callTitle: (input) => `Screenshot ${input.url?.replace(/^https?:\/\//i, '').slice(0, 80) ?? 'HTML'}`,
+  dryRun: screenshotDryRun,
+  preview: ScreenshotPreview,
   async run(input, context) {
     const { browser, http, signal } = context
     if (!browser) {

@@ -4,6 +4,7 @@ import { decodeTextBody, parseContentType } from '../../net/content-type'
 import { cutToJsonBudget } from '../files/text'
 import { offloaded } from '../offload'
 import { defineTool, type ToolContext } from '../tool'
+import { WebFetchPreview, webFetchDryRun } from './dry-runs'
 import { requireHttp } from './http-fetch'
 import type { ReadablePage } from './readable'
 import { webTasks } from './tasks'
@@ -44,6 +45,9 @@ export const webFetch = defineTool({
     truncated: z.boolean(),
     hint: z.string().optional(),
   }),
+  callTitle: (input) => `Read ${input.url.replace(/^https?:\/\//i, '').slice(0, 80)}`,
+  dryRun: webFetchDryRun,
+  preview: WebFetchPreview,
   async run(input, { http, browser, signal, offload }) {
     if (input.render) {
       if (!browser) {

@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { ToolError } from '../../core/errors'
 import { defineTool } from '../tool'
+import { SearchPreview, webSearchDryRun } from './dry-runs'
 
 export const webSearch = defineTool({
   name: 'web_search',
@@ -17,6 +18,9 @@ export const webSearch = defineTool({
     provider: z.string(),
     results: z.array(z.object({ title: z.string(), url: z.string(), snippet: z.string() })),
   }),
+  callTitle: (input) => `Search: ${input.query.length > 60 ? `${input.query.slice(0, 60)}…` : input.query}`,
+  dryRun: webSearchDryRun,
+  preview: SearchPreview,
   async run(input, { search, signal }) {
     if (!search) {
       throw new ToolError('unavailable', 'No web search provider is configured on this server.', {

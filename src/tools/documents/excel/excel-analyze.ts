@@ -73,6 +73,8 @@ export const excelAnalyze = defineTool({
     summary: z.string(),
     truncated: z.boolean().describe('True when samples or column details were cut to keep the response small.'),
   }),
+  callTitle: (input) =>
+    `Analyze ${input.path ?? input.openaiFileIdRefs?.[0]?.name ?? 'spreadsheet'}${input.sheet ? ` (${input.sheet})` : ''}`,
   async run(input, context) {
     const file = await readInputFile(input, context)
     // Read cell by cell: seconds of CPU for a large sheet, done off the event loop.

@@ -2,12 +2,14 @@ import { z } from 'zod'
 import { fileOutput, saveOutputFile } from '../../../downloads/handoff'
 import { FileOutputFields, OutputPath } from '../../../downloads/schemas'
 import { defineTool } from '../../tool'
+import { OfficePreview, officeDryRun } from '../dry-runs'
 import { Content, toBlocks, toSections, toSheets } from './content'
 import { Customization } from './customization'
 import { sheetDefaults, slideDefaults } from './defaults'
 import { resolveTheme } from './theme'
 
 const extensions = { word: 'docx', powerpoint: 'pptx', excel: 'xlsx' } as const
+const labels = { word: 'Word document', powerpoint: 'slides', excel: 'workbook' } as const
 
 export const officeDocument = defineTool({
   name: 'office_document',
@@ -32,6 +34,9 @@ export const officeDocument = defineTool({
     document_type: z.enum(['word', 'powerpoint', 'excel']),
     summary: z.string().describe('What the document holds, e.g. "7 slides" or "2 sheets, 1,200 rows".'),
   }),
+  callTitle: (input) => `Make ${labels[input.document_type]} ${input.output_path ?? input.title}`,
+  dryRun: officeDryRun,
+  preview: OfficePreview,
   async run(input, context) {
     const custom = input.customization ?? {}
     let bytes: Uint8Array
