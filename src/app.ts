@@ -39,6 +39,7 @@ import type { ProcessStarter } from './sources/types'
 import type { ObjectStore } from './storage/store'
 import { selectTools } from './tools/builtins'
 import { noServices, type ToolServices } from './tools/services'
+import { withShellDefaults } from './tools/shell/configured'
 import type { Tool } from './tools/tool'
 import { createTenantQuota } from './workspace/quota'
 
@@ -97,7 +98,9 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
 
 export function buildApp(deps: AppDeps): BuiltApp {
   const { config, storage, log } = deps
-  const builtins = deps.tools ?? selectTools(config.registry.enabled)
+  const builtins = withShellDefaults(deps.tools ?? selectTools(config.registry.enabled), {
+    defaultTimeoutSeconds: config.sandbox.defaultTimeoutSeconds,
+  })
   const authenticator = createAuthenticator(config.apiKeys, { approvalPolicy: config.approvals.policy })
   warnUnapprovable(config, log)
   const publicUrl = config.http.configuredPublicUrl
@@ -203,6 +206,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
     registry,
     storage,
     limits: { maxFileBytes: config.calls.maxFileBytes, maxResponseChars: config.calls.maxResponseChars },
+    services,
   })
   registerOpenApiRoute(app, { registry, authenticator, publicUrl: config.http.publicUrl, version: serviceVersion })
   registerDocsRoutes(app, deps.docsAssets)

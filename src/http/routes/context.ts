@@ -1,9 +1,11 @@
 import type { OpenAPIHono } from '@hono/zod-openapi'
-import type { Effect } from '../../core/effects'
+import type { Principal } from '../../auth/principal'
+import { type Effect, effects } from '../../core/effects'
 import { ToolError } from '../../core/errors'
 import { isSchema } from '../../core/json-schema'
 import type { ToolRegistry } from '../../registry/registry'
 import type { ObjectStore } from '../../storage/store'
+import type { ToolServices } from '../../tools/services'
 import type { ToolLimits } from '../../tools/tool'
 import type { WorkspaceEntry } from '../../workspace/workspace'
 import { createWorkspace } from '../../workspace/workspace'
@@ -24,6 +26,8 @@ export interface ContextDeps {
   registry: ToolRegistry
   storage: ObjectStore
   limits: ToolLimits
+  /** What the policies are read from: the command policy, the readable variables, the search provider. */
+  services?: Pick<ToolServices, 'shell' | 'environment' | 'search'>
 }
 
 interface ContextDocument {
@@ -35,6 +39,16 @@ interface ContextDocument {
     shell_timeout_seconds?: { default: number; max: number }
   }
   tools: Array<{ name: string; title: string; effect: Effect }>
+  policies: {
+    /** With execute_command: the programs a command may (allow) or may not (deny) run; absent: any. */
+    shell?: { allow?: string[]; deny?: string[] }
+    /** With get_env: the variables it may read. */
+    readable_env?: string[]
+    /** With web_search: whether a provider is configured, and which. */
+    web_search?: { available: boolean; provider?: string }
+    /** Effects whose calls of this key wait for an approver; empty: none. */
+    approval: { required_for: Effect[]; approver: boolean }
+  }
 }
 
 /**
@@ -70,10 +84,34 @@ export function registerContextRoute(app: OpenAPIHono<AppEnv>, deps: ContextDeps
           : {}),
       },
       tools: allowed.map((tool) => ({ name: tool.name, title: tool.title, effect: tool.effect })),
+      policies: policiesOf(deps, principal, new Set(allowed.map((tool) => tool.name))),
     }
     if (format === 'json') return context.json(document)
     return context.text(renderContext(document))
   })
+}
+
+function policiesOf(deps: ContextDeps, principal: Principal, tools: ReadonlySet<string>): ContextDocument['policies'] {
+  const { shell, environment, search } = deps.services ?? {}
+  const policy = shell?.policy
+  return {
+    ...(tools.has('execute_command') && policy
+      ? {
+          shell: {
+            ...(policy.allow ? { allow: [...policy.allow] } : {}),
+            ...(policy.deny ? { deny: [...policy.deny] } : {}),
+          },
+        }
+      : {}),
+    ...(tools.has('get_env') ? { readable_env: Object.keys(environment ?? {}).sort() } : {}),
+    ...(tools.has('web_search')
+      ? { web_search: search ? { available: true, provider: search.name } : { available: false } }
+      : {}),
+    approval: {
+      required_for: effects.filter((effect) => principal.requireApproval.has(effect)),
+      approver: principal.approver,
+    },
+  }
 }
 
 /** The shell's timeout as execute_command's own schema declares it, so the two cannot disagree. */
@@ -110,6 +148,7 @@ export function renderContext(document: ContextDocument): string {
     document.tools.length === 0 ? 'Tools: none are available to this key.' : 'Tools you may call (effect in brackets):',
     ...document.tools.map((tool) => `- ${tool.name} [${tool.effect}]: ${tool.title}`),
     ...effectsLine(document.tools),
+    ...policyLines(document.policies),
   ]
   return `${lines.join('\n')}\n`
 }
@@ -120,6 +159,38 @@ function effectsLine(tools: ContextDocument['tools']): string[] {
   )
   if (used.length === 0) return []
   return ['', `Effects: ${used.map(([effect, meaning]) => `${effect} ${meaning}`).join('; ')}.`]
+}
+
+function policyLines(policies: ContextDocument['policies']): string[] {
+  const lines: string[] = []
+  const { shell, readable_env, web_search, approval } = policies
+  if (shell) {
+    const parts = [
+      shell.allow ? `only these programs may run: ${shell.allow.join(', ')} (and shell builtins)` : '',
+      shell.deny ? `these programs may not run: ${shell.deny.join(', ')}` : '',
+    ].filter(Boolean)
+    lines.push(`- Shell: ${parts.length > 0 ? parts.join('; ') : 'any program may run'}.`)
+  }
+  if (readable_env) {
+    lines.push(
+      readable_env.length > 0
+        ? `- get_env may read: ${readable_env.join(', ')}.`
+        : '- get_env may read no variables on this server.',
+    )
+  }
+  if (web_search) {
+    lines.push(
+      web_search.available
+        ? `- web_search is available (${web_search.provider}).`
+        : '- web_search is not configured on this server; use web_fetch on known URLs.',
+    )
+  }
+  lines.push(
+    approval.required_for.length > 0
+      ? `- Approval: your ${approval.required_for.join(', ')} calls wait for an approver (202 pending_approval); a call that would change nothing runs at once. Use ?dry_run=true to preview a call.`
+      : '- Approval: none of your calls need one.',
+  )
+  return ['', 'Policies:', ...lines]
 }
 
 function formatBytes(bytes: number): string {
