@@ -13,7 +13,14 @@ const SheetOutput = z.object({
   row_count: z.number().int().describe('Rows holding any value, the header row included.'),
   column_count: z.number().int(),
   dimension: z.string().optional().describe('The used range the file declares, e.g. "A1:F120".'),
-  headers: z.array(z.string().nullable()).describe('The first row when all its values are text; otherwise empty.'),
+  header_row: z
+    .number()
+    .int()
+    .nullable()
+    .describe('The row the headers come from (1-based); title banners above it are skipped. null: no header row.'),
+  headers: z
+    .array(z.string().nullable())
+    .describe('The header row: the first row of only text that is not a title; empty when there is none.'),
   columns: z.array(
     z.object({
       index: z.number().int(),
