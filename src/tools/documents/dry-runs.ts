@@ -3,7 +3,7 @@ import { ToolError } from '../../core/errors'
 import { previewOutputFile } from '../../downloads/handoff'
 import { OutputPreviewSchema } from '../../downloads/schemas'
 import type { DryRunContext } from '../tool'
-import { toBlocks, toSections, toSheets } from './office/content'
+import { contentOf, toBlocks, toSections, toSheets } from './office/content'
 import { assertPrintableArea } from './pdf/page-setup'
 
 // The document tools' dry runs: the checks the call makes before it renders (content, margins, the
@@ -77,7 +77,8 @@ interface OfficeInput {
 
 const extensions = { word: 'docx', powerpoint: 'pptx', excel: 'xlsx' } as const
 
-export async function officeDryRun(input: OfficeInput, context: DryRunContext) {
+export async function officeDryRun(request: OfficeInput, context: DryRunContext) {
+  const input = { ...request, content: contentOf(request.content) }
   // The content is read as the renderer reads it, so content it cannot use is refused here too.
   const layout =
     input.document_type === 'word'

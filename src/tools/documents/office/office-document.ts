@@ -3,7 +3,7 @@ import { fileOutput, saveOutputFile } from '../../../downloads/handoff'
 import { FileOutputFields, OutputPath } from '../../../downloads/schemas'
 import { defineTool } from '../../tool'
 import { OfficePreview, officeDryRun } from '../dry-runs'
-import { Content, toBlocks, toSections, toSheets } from './content'
+import { Content, contentOf, toBlocks, toSections, toSheets } from './content'
 import { Customization } from './customization'
 import { sheetDefaults, slideDefaults } from './defaults'
 import { resolveTheme } from './theme'
@@ -37,7 +37,8 @@ export const officeDocument = defineTool({
   callTitle: (input) => `Make ${labels[input.document_type]} ${input.output_path ?? input.title}`,
   dryRun: officeDryRun,
   preview: OfficePreview,
-  async run(input, context) {
+  async run(request, context) {
+    const input = { ...request, content: contentOf(request.content) }
     const custom = input.customization ?? {}
     let bytes: Uint8Array
     let summary: string
