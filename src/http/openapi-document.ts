@@ -161,7 +161,9 @@ function filled(
  */
 export function subsetDocument(document: OpenApiDocument, names: ReadonlySet<string>): OpenApiDocument {
   const paths = Object.fromEntries(
-    Object.entries(document.paths ?? {}).filter(([, item]) => {
+    Object.entries(document.paths ?? {}).filter(([path, item]) => {
+      // The approver's inbox is for approver keys, not part of a GPT's chosen tools.
+      if (path.startsWith('/v1/approvals')) return false
       const operationId = item?.post?.operationId
       return operationId === undefined || names.has(operationId)
     }),
