@@ -38,7 +38,6 @@ export async function readLineRangeStreamed(
   let lastByte = -1
   const keep = (line: string) => {
     if (!collecting) return
-    if (lineNumber < range.start) return
     if (range.end !== undefined && lineNumber > range.end) {
       collecting = false
       return
@@ -69,16 +68,26 @@ export async function readLineRangeStreamed(
         sniffed += value.byteLength
       }
       if (value.byteLength > 0) lastByte = value[value.byteLength - 1] as number
+      // Before the range: count line breaks in the bytes, decoding nothing.
+      let offset = 0
+      while (lineNumber < range.start && offset < value.byteLength) {
+        const index = value.indexOf(newline, offset)
+        if (index === -1) offset = value.byteLength
+        else {
+          lineNumber++
+          offset = index + 1
+        }
+      }
+      if (lineNumber < range.start) continue
       if (!collecting) {
         // Past the range: only count the lines that remain.
-        let index = value.indexOf(newline)
-        while (index !== -1) {
+        for (let index = value.indexOf(newline, offset); index !== -1; index = value.indexOf(newline, index + 1)) {
           lineNumber++
-          index = value.indexOf(newline, index + 1)
         }
         continue
       }
-      partial += decoder.decode(value, { stream: true })
+      // A line starts right after a line break, never inside a character, so decoding can start here.
+      partial += decoder.decode(offset === 0 ? value : value.subarray(offset), { stream: true })
       let index = partial.indexOf('\n')
       while (index !== -1) {
         keep(partial.slice(0, index + 1))
@@ -89,9 +98,6 @@ export async function readLineRangeStreamed(
       if (!collecting) {
         // What was decoded but not yet split holds further line breaks to count.
         for (let at = partial.indexOf('\n'); at !== -1; at = partial.indexOf('\n', at + 1)) lineNumber++
-        partial = ''
-      } else if (lineNumber < range.start) {
-        // The rest of a line before the range: nothing of it is needed.
         partial = ''
       } else if (jsonLength(partial) > budget * 2) {
         // One endless line: keep what fits of it rather than the whole line in memory.
