@@ -245,3 +245,26 @@ describe('start-up', () => {
     expect(() => loadConfig({ TOOLPORT_APPROVAL: 'read' }, { toolNames })).toThrow(/TOOLPORT_APPROVAL/)
   })
 })
+
+describe('TOOLPORT_APPROVAL=write with a tenant quota', () => {
+  it('a write past the quota is 413 at once, with no approval created', async () => {
+    const key = 'quota-gated-key-0123456789'
+    const quoted = await startTestServer({
+      TOOLPORT_API_KEYS: `acme=${key}`,
+      TOOLPORT_APPROVAL: 'write',
+      TOOLPORT_TENANT_QUOTA_BYTES: '100',
+    })
+    try {
+      const over = await quoted.call('write_file', { path: 'big.txt', content: 'x'.repeat(200) }, { key })
+      expect(over).toMatchObject({ status: 413, body: { code: 'size_exceeded' } })
+      const within = await quoted.call('write_file', { path: 'small.txt', content: 'x'.repeat(50) }, { key })
+      expect(within.status).toBe(202)
+      const stored = (await quoted.storage.list('approvals/acme/')).objects.filter((object) =>
+        object.key.endsWith('.json'),
+      )
+      expect(stored).toHaveLength(1)
+    } finally {
+      await quoted.stop()
+    }
+  })
+})
