@@ -28,6 +28,7 @@ try {
     log: silentLogger,
     signal: new AbortController().signal,
     emit: () => {},
+    keyEgress: undefined,
   }
 
   async function baseline(): Promise<number> {

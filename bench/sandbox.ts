@@ -71,6 +71,7 @@ try {
     await time(() =>
       shell.execute({
         storage,
+        tenant: 'bench',
         workspacePrefix: 'tenants/bench/workspaces/empty/',
         command: 'true',
         cwd: '',
@@ -116,6 +117,7 @@ async function benchContainer(): Promise<void> {
       () =>
         shell.execute({
           storage,
+          tenant: 'bench',
           workspacePrefix: 'tenants/bench/workspaces/container/',
           command: 'true',
           cwd: '',

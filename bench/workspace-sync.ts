@@ -44,6 +44,7 @@ try {
     const run = (workspacePrefix: string) =>
       shell?.execute({
         storage,
+        tenant: 'bench',
         workspacePrefix,
         command: 'true',
         cwd: '',

@@ -149,6 +149,8 @@ export function buildApp(deps: AppDeps): BuiltApp {
     },
   })
 
+  // The job tools reach the jobs through the services, which exist before the caller that owns the runner.
+  services.jobs = caller.jobs
   const app = new OpenAPIHono<AppEnv>({
     defaultHook: (result) => {
       if (!result.success) throw validationError(result.error, result.target === 'query' ? 'query parameter' : 'input')

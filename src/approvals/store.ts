@@ -1,3 +1,4 @@
+import type { StoredPrincipal } from '../auth/principal'
 import { createJsonRecords, isRecordId, type JsonRecords } from '../storage/json-records'
 import { withObjectLock } from '../storage/lock'
 import type { ObjectStore } from '../storage/store'
@@ -6,7 +7,7 @@ import type { ObjectStore } from '../storage/store'
 export interface ApprovalRecord {
   id: string
   tenant: string
-  principal: { id: string; tools: string[] | null }
+  principal: StoredPrincipal
   tool: string
   /** The tool's effect when the call was asked for (what the policy gated). */
   effect?: string

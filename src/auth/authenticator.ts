@@ -42,6 +42,7 @@ export function createAuthenticator(
     tools: undefined,
     requireApproval: new Set(),
     approver: false,
+    egress: undefined,
     // With auth off the service serves loopback only: its one caller is the operator, who may manage sources.
     admin: true,
   }
@@ -54,6 +55,7 @@ export function createAuthenticator(
         tools: apiKey.tools ? new Set(apiKey.tools) : undefined,
         requireApproval: new Set(requiredApprovals(apiKey, options.approvalPolicy ?? [])),
         approver: apiKey.approver === true,
+        egress: apiKey.egress,
         admin: apiKey.admin === true,
       },
     })),

@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { effects } from '../core/effects'
+import { type EgressPolicy, egressPolicySchema } from '../core/egress'
 import { isValidIdentifier } from '../core/paths'
 import { ConfigError, describeIssues, splitList } from '../core/settings'
 
@@ -13,6 +14,8 @@ export interface ApiKey {
   require_approval?: Array<(typeof effects)[number]>
   /** May decide its tenant's pending approvals (keys file: approver). */
   approver?: boolean
+  /** Narrows the server's shell egress policy for this key (keys file: egress). */
+  egress?: EgressPolicy
   /** May register, change and remove its tenant's tool sources (keys file: admin). */
   admin?: boolean
   /** Values a tenant's source manifests may refer to as { "secret": NAME } (keys file: secrets). */
@@ -29,6 +32,11 @@ const keyEntrySchema = z
       .optional()
       .describe('Effects whose calls need approval, e.g. ["destructive", "write"].'),
     approver: z.boolean().optional().describe("May decide its tenant's pending approvals (POST /v1/approvals/{id})."),
+    egress: egressPolicySchema
+      .optional()
+      .describe(
+        'Where this key\'s commands may connect: "none", "public" or { "allow": [...] }, within TOOLPORT_SHELL_EGRESS.',
+      ),
     admin: z.boolean().optional().describe("May register, change and remove its tenant's tool sources (/v1/sources)."),
     secrets: z
       .record(
@@ -44,7 +52,7 @@ const keyEntrySchema = z
     path: ['approver'],
   })
 
-/** The keys file: a JSON list of { tenant, key, tools?, require_approval?, approver? }. */
+/** The keys file: a JSON list of { tenant, key, tools?, require_approval?, approver?, egress? }. */
 export const keysFileSchema = z.array(keyEntrySchema)
 
 /** TOOLPORT_API_KEYS: "tenant=key,tenant=key"; a bare key belongs to tenant "default". */

@@ -1,4 +1,5 @@
 import type { Effect } from '../core/effects'
+import { type EgressPolicy, type EgressText, formatEgress, parseEgress } from '../core/egress'
 import { ToolError } from '../core/errors'
 
 /** Who is calling: a tenant, and the tools its key may use (undefined: every enabled tool). */
@@ -17,11 +18,31 @@ export interface Principal {
   approver: boolean
   /** May register, change and remove the tenant's tool sources (/v1/sources). */
   admin?: boolean
+  /** The key's shell egress policy (keys file), within the server's; undefined: the server's applies. */
+  egress: EgressPolicy | undefined
+}
+
+/** What a stored call (job, approval) keeps of its principal besides the tenant. */
+export interface StoredPrincipal {
+  id: string
+  tools: string[] | null
+  /** The key's egress in its written form; absent (older records) or null: none of its own. */
+  egress?: EgressText | null
+}
+
+export function storedFormOf(principal: Principal): StoredPrincipal {
+  return {
+    id: principal.id,
+    tools: principal.tools ? [...principal.tools] : null,
+    egress: principal.egress ? formatEgress(principal.egress) : null,
+  }
 }
 
 /** What a scope check needs of a tool: its name, and for a source tool its id and source. */
 export interface ScopedTool {
   name: string
+  /** Callable by every key (the job tools). */
+  everyKey?: boolean | undefined
   id?: string | undefined
   source?: string | undefined
 }
@@ -30,20 +51,28 @@ export interface ScopedTool {
  * The principal a stored call (a job, an approved call) runs as: the key that asked, with its tool
  * scope. It needs no approval any more (it has one, or never needed one) and decides none.
  */
-export function storedPrincipal(stored: { id: string; tenant: string; tools: readonly string[] | null }): Principal {
+export function storedPrincipal(stored: StoredPrincipal & { tenant: string }): Principal {
   return {
     id: stored.id,
     tenant: stored.tenant,
     tools: stored.tools ? new Set(stored.tools) : undefined,
     requireApproval: new Set(),
     approver: false,
+    egress: storedEgress(stored.egress),
   }
+}
+
+/** A stored egress that no longer parses closes the network rather than falling back to the server's. */
+function storedEgress(text: EgressText | null | undefined): EgressPolicy | undefined {
+  if (text === undefined || text === null) return undefined
+  const parsed = parseEgress(text)
+  return 'policy' in parsed ? parsed.policy : { mode: 'none' }
 }
 
 /** May this principal see and call the tool? A built-in by name or id; a source tool by id or source. */
 export function mayCall(principal: Principal, tool: ScopedTool): boolean {
   const scope = principal.tools
-  if (!scope) return true
+  if (!scope || tool.everyKey) return true
   if (tool.source === undefined) return scope.has(tool.name) || scope.has(`builtin:${tool.name}`)
   return (tool.id !== undefined && scope.has(tool.id)) || scope.has(`${tool.source}:*`)
 }

@@ -1,5 +1,5 @@
 import { type ApprovalRecord, type ApprovalStore, newApprovalId } from '../approvals/store'
-import { storedPrincipal } from '../auth/principal'
+import { storedFormOf, storedPrincipal } from '../auth/principal'
 import { ToolError } from '../core/errors'
 import type { ObjectStore } from '../storage/store'
 import type { ToolServices } from '../tools/services'
@@ -109,7 +109,7 @@ export function createApprovalGate(deps: ApprovalGateDeps): ApprovalGate {
       const record: ApprovalRecord = {
         id: newApprovalId(created),
         tenant: principal.tenant,
-        principal: { id: principal.id, tools: principal.tools ? [...principal.tools] : null },
+        principal: storedFormOf(principal),
         tool: tool.name,
         effect: tool.effect,
         workspace: call.workspaceId,
@@ -152,7 +152,7 @@ export function createApprovalGate(deps: ApprovalGateDeps): ApprovalGate {
       return {
         kind: 'approved',
         record,
-        principal: storedPrincipal({ id: record.principal.id, tenant: record.tenant, tools: record.principal.tools }),
+        principal: storedPrincipal({ ...record.principal, tenant: record.tenant }),
       }
     },
 
@@ -184,5 +184,10 @@ async function previewOf(tool: Tool, call: Call, deps: ApprovalGateDeps, title: 
   const workspace = createWorkspace(deps.storage, call.principal.tenant, call.workspaceId, {
     quota: deps.services.quota,
   })
-  return tool.dryRun(call.input as never, { ...deps.services, workspace, limits: deps.limits })
+  return tool.dryRun(call.input as never, {
+    ...deps.services,
+    workspace,
+    limits: deps.limits,
+    keyEgress: call.principal.egress,
+  })
 }

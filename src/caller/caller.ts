@@ -1,6 +1,6 @@
 import type { ApprovalStore } from '../approvals/store'
 import type { Principal } from '../auth/principal'
-import { storedPrincipal } from '../auth/principal'
+import { storedFormOf, storedPrincipal } from '../auth/principal'
 import type { Logger } from '../core/logger'
 import type { JobRunner, JobSpec } from '../jobs/runner'
 import type { JobRecord } from '../jobs/types'
@@ -98,7 +98,7 @@ export function createCaller(deps: CallerDeps): Caller {
         {
           tool,
           input: job.input,
-          principal: storedPrincipal({ id: job.principal.id, tenant: job.tenant, tools: job.principal.tools }),
+          principal: storedPrincipal({ ...job.principal, tenant: job.tenant }),
           workspaceId: job.workspace,
           origin: job.origin ?? undefined,
           signal,
@@ -114,6 +114,7 @@ export function createCaller(deps: CallerDeps): Caller {
 
   async function run(call: Call, options: { async: boolean; callbackUrl: string | null }): Promise<RunOutcome> {
     const spec = jobSpec(call, options.callbackUrl)
+    if (call.tool.runsInline) return { output: await invoke(call) }
     if (options.async) return { job: await jobs.submit(spec) }
     if (syncTimeoutMs <= 0) return { output: await invoke(call) }
     // The call's own signal: a disconnect cancels it only while it is still a synchronous call.
@@ -174,7 +175,7 @@ export function createCaller(deps: CallerDeps): Caller {
 function jobSpec(call: Call, callbackUrl: string | null): JobSpec {
   return {
     tenant: call.principal.tenant,
-    principal: { id: call.principal.id, tools: call.principal.tools ? [...call.principal.tools] : null },
+    principal: storedFormOf(call.principal),
     tool: call.tool.name,
     workspace: call.workspaceId,
     input: call.input,

@@ -33,6 +33,7 @@ const principal: Principal = {
   id: 'key-1',
   tenant: 'default',
   tools: undefined,
+  egress: undefined,
   requireApproval: new Set(),
   approver: false,
 }

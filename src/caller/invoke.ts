@@ -52,6 +52,7 @@ export async function invokeTool(invocation: Invocation): Promise<unknown> {
     ...invocation.services,
     emit: invocation.emit ?? (() => {}),
     ...(invocation.origin ? { origin: invocation.origin } : {}),
+    keyEgress: principal.egress,
     ...(invocation.inlineImages ? { inlineImages: true } : {}),
   }
   let output: unknown

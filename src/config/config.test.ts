@@ -100,6 +100,79 @@ describe('parseKeysFile', () => {
   })
 })
 
+describe('shell egress settings', () => {
+  const key = 'k'.repeat(20)
+  const withKeys = (env: Record<string, string>, keys: unknown[]) =>
+    loadConfig(env, { toolNames, fileKeys: parseKeysFile(JSON.stringify(keys)) })
+
+  it('is none unless the operator opens it, and reads allow-lists with presets', () => {
+    expect(load({}).egress.policy).toEqual({ mode: 'none' })
+    expect(load({ TOOLPORT_SHELL_EGRESS: 'public' }).egress.policy).toEqual({ mode: 'public' })
+    const config = load({ TOOLPORT_SHELL_EGRESS: 'allow', TOOLPORT_SHELL_EGRESS_ALLOW: '@pypi, *.corp.example:443' })
+    expect(config.egress.policy).toEqual({
+      mode: 'allow',
+      allow: [
+        { host: 'pypi.org', wildcard: false, port: 443 },
+        { host: 'files.pythonhosted.org', wildcard: false, port: 443 },
+        { host: 'corp.example', wildcard: true, port: 443 },
+      ],
+    })
+    expect(config.egress.limits).toEqual({
+      connections: 256,
+      bytesIn: 1024 * 1024 * 1024,
+      bytesOut: 256 * 1024 * 1024,
+      connectionSeconds: 600,
+    })
+  })
+
+  it('refuses settings that do not fit together, naming the variable', () => {
+    expect(() => load({ TOOLPORT_SHELL_EGRESS: 'allow' })).toThrow(/needs TOOLPORT_SHELL_EGRESS_ALLOW/)
+    expect(() => load({ TOOLPORT_SHELL_EGRESS_ALLOW: 'a.example' })).toThrow(/set TOOLPORT_SHELL_EGRESS=allow/)
+    expect(() => load({ TOOLPORT_SHELL_EGRESS: 'allow', TOOLPORT_SHELL_EGRESS_ALLOW: 'a b' })).toThrow(
+      /TOOLPORT_SHELL_EGRESS_ALLOW: not a host pattern: a b/,
+    )
+    expect(() => load({ TOOLPORT_SHELL_EGRESS: 'allow', TOOLPORT_SHELL_EGRESS_ALLOW: '@nope' })).toThrow(
+      /@nope is not a preset/,
+    )
+    expect(() => load({ TOOLPORT_SHELL_EGRESS: 'everything' })).toThrow(/TOOLPORT_SHELL_EGRESS/)
+    expect(() =>
+      load({
+        TOOLPORT_SHELL_EGRESS: 'public',
+        TOOLPORT_SANDBOX: 'container',
+        TOOLPORT_CONTAINER_IMAGE: 'python:3.12',
+        TOOLPORT_CONTAINER_NETWORK: 'bridge',
+      }),
+    ).toThrow(/needs TOOLPORT_CONTAINER_NETWORK=none/)
+    expect(() => load({ TOOLPORT_SHELL_EGRESS: 'public', TOOLPORT_SANDBOX: 'process' })).toThrow(
+      /cannot be enforced with TOOLPORT_SANDBOX=process/,
+    )
+  })
+
+  it('lets a key narrow the server policy, never widen it', () => {
+    const server = { TOOLPORT_SHELL_EGRESS: 'allow', TOOLPORT_SHELL_EGRESS_ALLOW: '*.example.org:443' }
+    const narrow = withKeys(server, [{ tenant: 't', key, egress: { allow: ['api.example.org:443'] } }])
+    expect(narrow.apiKeys[0]?.egress).toEqual({
+      mode: 'allow',
+      allow: [{ host: 'api.example.org', wildcard: false, port: 443 }],
+    })
+    expect(() => withKeys(server, [{ tenant: 't', key, egress: 'public' }])).toThrow(
+      /key of tenant t: egress public is beyond TOOLPORT_SHELL_EGRESS=allow/,
+    )
+    expect(() => withKeys(server, [{ tenant: 't', key, egress: { allow: ['example.org:443'] } }])).toThrow(
+      /egress example.org:443 is beyond/,
+    )
+    expect(() => withKeys({}, [{ tenant: 't', key, egress: { allow: ['a.example'] } }])).toThrow(
+      /beyond TOOLPORT_SHELL_EGRESS=none/,
+    )
+    expect(withKeys({}, [{ tenant: 't', key, egress: 'none' }]).apiKeys[0]?.egress).toEqual({ mode: 'none' })
+  })
+
+  it('refuses a keys-file entry with a field it does not know, so a misspelt egress cannot widen a key', () => {
+    expect(() => parseKeysFile(JSON.stringify([{ tenant: 't', key, egres: 'none' }]))).toThrow(/egres/)
+    expect(() => parseKeysFile(JSON.stringify([{ tenant: 't', key, egress: { allow: ['a b'] } }]))).toThrow(/egress/)
+  })
+})
+
 describe('isLoopbackHost', () => {
   it('accepts only loopback forms', () => {
     for (const host of ['127.0.0.1', '127.1.2.3', 'localhost', '::1', '[::1]'])

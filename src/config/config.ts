@@ -4,6 +4,7 @@ import { authSettings } from '../auth/settings'
 import { browserSessionSettings } from '../browser/session/settings'
 import { browserSettings } from '../browser/settings'
 import { callSettings } from '../caller/settings'
+import { egressBeyond } from '../core/egress'
 import { isLoopbackHost } from '../core/loopback'
 import {
   ConfigError,
@@ -19,7 +20,8 @@ import { jobSettings } from '../jobs/settings'
 import { searchSettings } from '../net/search/settings'
 import { netSettings } from '../net/settings'
 import { registrySettings } from '../registry/settings'
-import { sandboxSettings } from '../sandbox/settings'
+import { type EgressSettings, egressSettings } from '../sandbox/egress/settings'
+import { type SandboxSettings, sandboxSettings } from '../sandbox/settings'
 import { storageSettings } from '../storage/settings'
 import { environmentSettings } from '../tools/system/settings'
 import { workspaceSettings } from '../workspace/settings'
@@ -39,6 +41,7 @@ export const settingsDeclarations = {
   workspace: workspaceSettings,
   downloads: downloadSettings,
   sandbox: sandboxSettings,
+  egress: egressSettings,
   net: netSettings,
   search: searchSettings,
   environment: environmentSettings,
@@ -81,6 +84,7 @@ export function loadConfig(env: Environment, options: LoadConfigOptions): Config
   ) as unknown as { [K in keyof Declarations]: SliceOf<Declarations[K]> }
   const apiKeys = [...slices.auth.apiKeys, ...(options.fileKeys ?? [])]
   checkToolNames(slices.registry.enabled, apiKeys, options.toolNames)
+  checkEgress(slices.egress, slices.sandbox, apiKeys)
   if (new Set(apiKeys.map((apiKey) => apiKey.key)).size !== apiKeys.length) {
     throw new ConfigError('TOOLPORT_API_KEYS / TOOLPORT_KEYS_FILE: the same key is listed twice')
   }
@@ -92,6 +96,27 @@ export function loadConfig(env: Environment, options: LoadConfigOptions): Config
   return { ...slices, runtime, apiKeys }
 }
 
+/** A key may only narrow the server's egress, and the proxy must be the containers' only way out. */
+function checkEgress(egress: EgressSettings, sandbox: SandboxSettings, apiKeys: readonly ApiKey[]): void {
+  for (const apiKey of apiKeys) {
+    const beyond = apiKey.egress ? egressBeyond(egress.policy, apiKey.egress) : undefined
+    if (beyond) {
+      throw new ConfigError(
+        `key of tenant ${apiKey.tenant}: egress ${beyond} is beyond TOOLPORT_SHELL_EGRESS=${egress.policy.mode}${egress.policy.mode === 'allow' ? ' and its TOOLPORT_SHELL_EGRESS_ALLOW' : ''}; a key may only narrow the server's policy`,
+      )
+    }
+  }
+  if (egress.policy.mode !== 'none' && sandbox.executor === 'process') {
+    throw new ConfigError(
+      `TOOLPORT_SHELL_EGRESS=${egress.policy.mode} cannot be enforced with TOOLPORT_SANDBOX=process: its commands have the host's network (docs/sandbox.md).`,
+    )
+  }
+  if (egress.policy.mode !== 'none' && sandbox.container && sandbox.container.network !== 'none') {
+    throw new ConfigError(
+      `TOOLPORT_SHELL_EGRESS=${egress.policy.mode} needs TOOLPORT_CONTAINER_NETWORK=none: with a network of their own, containers would not need the egress proxy to get out.`,
+    )
+  }
+}
 // A key's scope may also name source tools by id (tickets:create) or whole sources (tickets:*).
 const sourceScope = /^[a-z][a-z0-9-]{0,31}:(\*|[^\s:]{1,128})$/
 

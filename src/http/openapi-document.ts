@@ -19,6 +19,8 @@ export interface DocumentOptions {
   schemasOf(tool: Tool): { input: Record<string, unknown>; output: Record<string, unknown> } | undefined
   /** Documents of built-in sets already generated (as JSON), by their tools and flags: kept by the caller. */
   generatedCache?: Map<string, string>
+  /** Tools whose operation is another route's (set by buildOpenApiDocument). */
+  describedElsewhere?: readonly Tool[]
 }
 
 /**
@@ -29,9 +31,14 @@ export interface DocumentOptions {
  * operation is a template of the same shape filled with its JSON Schemas, so a catalog of a thousand
  * source tools costs copies, not a thousand schema conversions.
  */
-export function buildOpenApiDocument(tools: readonly Tool[], options: DocumentOptions): OpenApiDocument {
+export function buildOpenApiDocument(listed: readonly Tool[], options: DocumentOptions): OpenApiDocument {
+  // Tools the document describes by a REST route of their own (the job tools) have no POST operation.
+  const tools = listed.filter((tool) => !tool.describedBy)
   const builtins = tools.filter((tool) => !options.schemasOf(tool))
-  const document = cachedGenerated(builtins, options)
+  const document = cachedGenerated(builtins, {
+    ...options,
+    describedElsewhere: listed.filter((tool) => tool.describedBy),
+  })
   const sourced = tools.filter((tool) => options.schemasOf(tool))
   if (sourced.length === 0) return document
   const templates = new Map<string, string>()
@@ -72,7 +79,7 @@ export function buildOpenApiDocument(tools: readonly Tool[], options: DocumentOp
 function cachedGenerated(builtins: readonly Tool[], options: DocumentOptions): OpenApiDocument {
   const cache = options.generatedCache
   if (!cache) return generated(builtins, options)
-  const key = `${options.admin}:${options.publicUrl}:${builtins.map((tool) => tool.name).join(',')}`
+  const key = `${options.admin}:${options.publicUrl}:${[...builtins, ...(options.describedElsewhere ?? [])].map((tool) => tool.name).join(',')}`
   let text = cache.get(key)
   if (text === undefined) {
     text = JSON.stringify(generated(builtins, options))
@@ -104,12 +111,14 @@ function generated(builtins: readonly Tool[], options: DocumentOptions): OpenApi
     servers: [{ url: options.publicUrl }],
     tags: [{ name: 'tools', description: 'One operation per tool.' }],
   })
-  const effects = new Map(builtins.map((tool) => [tool.name, tool.effect]))
+  // Tools described by another route (the job tools) carry their effect there, under the same operationId.
+  const effects = new Map([...builtins, ...(options.describedElsewhere ?? [])].map((tool) => [tool.name, tool.effect]))
   for (const pathItem of Object.values(document.paths ?? {})) {
-    const operation = pathItem.post
-    const effect = operation?.operationId ? effects.get(operation.operationId) : undefined
-    if (!operation || !effect) continue
-    Object.assign(operation, { 'x-effect': effect, 'x-openai-isConsequential': effect !== 'read' })
+    for (const operation of [pathItem.post, pathItem.get, pathItem.delete]) {
+      const effect = operation?.operationId ? effects.get(operation.operationId) : undefined
+      if (!operation || !effect) continue
+      Object.assign(operation, { 'x-effect': effect, 'x-openai-isConsequential': effect !== 'read' })
+    }
   }
   return document
 }

@@ -1,3 +1,4 @@
+import type { StoredPrincipal } from '../auth/principal'
 /** A tool call that runs after its HTTP request has been answered. Stored as JSON in object storage. */
 export type JobStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled'
 
@@ -5,7 +6,7 @@ export interface JobRecord {
   id: string
   tenant: string
   /** The submitting key's id and tool scope, re-checked when the job runs. */
-  principal: { id: string; tools: string[] | null }
+  principal: StoredPrincipal
   tool: string
   workspace: string
   input: unknown
@@ -23,6 +24,24 @@ export interface JobRecord {
   error: Record<string, unknown> | null
 }
 
+/**
+ * One sentence for whoever holds the job (often a model): what to do next. A 202 that only names a
+ * job id leaves a model with nothing it knows how to call.
+ */
+export function jobHint(job: Pick<JobRecord, 'id' | 'status' | 'tool'>): string {
+  switch (job.status) {
+    case 'queued':
+    case 'running':
+      return `${job.tool} is still running as job ${job.id}. Call get_job with {"job_id": "${job.id}", "wait_seconds": 50} (or GET its status_url) until status is succeeded, failed or cancelled; cancel_job stops it.`
+    case 'succeeded':
+      return `The job finished: its output is in result.`
+    case 'failed':
+      return `The job failed: error is the problem document, with a hint on what to change.`
+    case 'cancelled':
+      return `The job was cancelled before it finished; call ${job.tool} again to run it anew.`
+  }
+}
+
 /** What GET /v1/jobs/{id} shows: everything but the internals. */
 export function publicJob(job: JobRecord, statusUrl: string) {
   return {
@@ -36,6 +55,7 @@ export function publicJob(job: JobRecord, statusUrl: string) {
     expires_at: job.expires_at,
     progress: job.progress,
     status_url: statusUrl,
+    hint: jobHint(job),
     ...(job.status === 'succeeded' ? { result: job.result } : {}),
     ...(job.status === 'failed' ? { error: job.error } : {}),
   }

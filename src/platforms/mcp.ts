@@ -20,15 +20,20 @@ export interface McpTool {
 }
 
 /**
- * MCP's hints say the same as toolport's effects: only `read` leaves the world as it was (and so is
- * safe to repeat), only `destructive` may lose data, only `external` reaches outside the service.
+ * MCP's hints from toolport's effect and the tool's own hints: only `read` leaves the world as it was;
+ * a call that may overwrite or delete is destructive (every write tool that can replace a file, not only
+ * the `destructive` ones); only `external` reaches outside the service.
  */
-export function annotationsFor(effect: Effect, title: string): McpToolAnnotations {
+export function annotationsFor(
+  effect: Effect,
+  title: string,
+  hints: { destructive: boolean; idempotent: boolean },
+): McpToolAnnotations {
   return {
     title,
     readOnlyHint: effect === 'read',
-    destructiveHint: effect === 'destructive',
-    idempotentHint: effect === 'read',
+    destructiveHint: effect !== 'read' && hints.destructive,
+    idempotentHint: hints.idempotent,
     openWorldHint: effect === 'external',
   }
 }
@@ -40,7 +45,7 @@ export function toMcpTool(entry: CatalogEntry): McpTool {
     description: entry.description,
     inputSchema: objectSchema(entry.input_schema),
     outputSchema: objectSchema(entry.output_schema),
-    annotations: annotationsFor(entry.effect, entry.title),
+    annotations: annotationsFor(entry.effect, entry.title, entry.hints),
   }
 }
 

@@ -63,7 +63,25 @@ function strict(schema: JsonSchema): JsonSchema {
   const note = lengthNote(schema)
   if (note) out.description = out.description ? `${out.description} ${note}` : note
   if (schema.oneOf) delete out.oneOf
-  if (branches) out.anyOf = branches.map(strict)
+  if (branches) {
+    // A value that may take several shapes keeps those strict mode can express (http_fetch's headers: a
+    // list of { name, value } pairs rather than a free-form map); the service accepts every shape.
+    const expressible = branches.flatMap((branch) => {
+      try {
+        return [strict(branch)]
+      } catch (error) {
+        if (error instanceof NotStrict) return []
+        throw error
+      }
+    })
+    if (expressible.length === 0) throw new NotStrict('no branch strict mode can express')
+    if (expressible.length === 1 && types.length === 0) {
+      const [only] = expressible as [JsonSchema]
+      delete out.anyOf
+      return { ...only, ...(out.description ? { description: out.description } : {}) }
+    }
+    out.anyOf = expressible
+  }
   if (types.includes('array')) {
     if (!isSchema(schema.items)) throw new NotStrict('an array without an item schema')
     out.items = strict(schema.items)

@@ -13,8 +13,18 @@ export interface CatalogEntry {
   effect: Effect
   input_schema: Record<string, unknown>
   output_schema: Record<string, unknown>
+  /** Whether a call may overwrite or delete, and whether repeating it changes nothing more (MCP's hints). */
+  hints: { destructive: boolean; idempotent: boolean }
   /** Fingerprint of this entry's name, description, effect and schemas: changes when any of them does. */
   revision: string
+}
+
+/** A tool's hints, from its effect unless the tool says more (see Tool.hints). */
+export function hintsOf(tool: Tool): CatalogEntry['hints'] {
+  return {
+    destructive: tool.hints?.destructive ?? (tool.effect === 'write' || tool.effect === 'destructive'),
+    idempotent: tool.hints?.idempotent ?? tool.effect === 'read',
+  }
 }
 
 export function catalogEntry(
@@ -29,6 +39,7 @@ export function catalogEntry(
     effect: tool.effect,
     input_schema: inputSchema,
     output_schema: outputSchema,
+    hints: hintsOf(tool),
   }
   return { id: idOf(tool), ...promised, revision: fingerprint(JSON.stringify(promised)) }
 }

@@ -34,6 +34,34 @@ export function createNodeMetrics(services: () => Partial<ToolServices>): Metric
       this.set({ state: 'queued' }, limiter?.queued ?? 0)
     },
   })
+  // Counted by the shell's egress proxy per tenant since start; read at each scrape.
+  const egressTotals = () => services().shell?.egress.totals() ?? []
+  new Counter({
+    name: 'toolport_sandbox_egress_connections_total',
+    help: 'Connections commands asked the egress proxy for, by tenant and outcome (allowed, refused).',
+    labelNames: ['tenant', 'outcome'],
+    registers: [registry],
+    collect() {
+      this.reset()
+      for (const entry of egressTotals()) {
+        this.inc({ tenant: entry.tenant, outcome: 'allowed' }, entry.allowed)
+        this.inc({ tenant: entry.tenant, outcome: 'refused' }, entry.refused)
+      }
+    },
+  })
+  new Counter({
+    name: 'toolport_sandbox_egress_bytes_total',
+    help: 'Bytes through the egress proxy by tenant and direction (in: received by commands, out: sent).',
+    labelNames: ['tenant', 'direction'],
+    registers: [registry],
+    collect() {
+      this.reset()
+      for (const entry of egressTotals()) {
+        this.inc({ tenant: entry.tenant, direction: 'in' }, entry.bytesIn)
+        this.inc({ tenant: entry.tenant, direction: 'out' }, entry.bytesOut)
+      }
+    },
+  })
   new Gauge({
     name: 'toolport_browser_pages',
     help: 'Browser pages rendering (state=active) and waiting (state=queued).',

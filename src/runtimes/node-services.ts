@@ -4,7 +4,7 @@ import { createChromiumBrowser } from '../browser/chromium'
 import { createBrowserSessions } from '../browser/session/manager'
 import type { Config } from '../config/config'
 import type { Logger } from '../core/logger'
-import { createNodeHttpClient } from '../net/node-http'
+import { createNodeHttpClient, type Resolver } from '../net/node-http'
 import { createConfiguredSearch } from '../net/search/configured'
 import type { PolicyWorkerOptions } from '../sandbox/policy/command-lister'
 import { setupShell } from '../sandbox/setup'
@@ -28,13 +28,23 @@ export async function createNodeServices(
   config: Config,
   env: Record<string, string | undefined>,
   log: Logger,
-  options: { shell: boolean; policyWorker?: PolicyWorkerOptions; offloadWorker?: OffloadWorkerOptions },
+  options: {
+    shell: boolean
+    policyWorker?: PolicyWorkerOptions
+    offloadWorker?: OffloadWorkerOptions
+    egressResolve?: Resolver
+  },
 ): Promise<NodeServices> {
   const http = createNodeHttpClient({ policy: { allowHosts: config.net.allowHosts } })
   const shell = options.shell
     ? await setupShell(config.sandbox, env, log, {
         maxFileBytes: config.calls.maxFileBytes,
         ...(options.policyWorker ? { policyWorker: options.policyWorker } : {}),
+        egress: {
+          settings: config.egress,
+          trustedHosts: config.net.allowHosts,
+          ...(options.egressResolve ? { resolve: options.egressResolve } : {}),
+        },
       })
     : { shell: undefined, problem: undefined }
   // Created now, launched on the first render: a service that never makes a PDF never starts Chromium.

@@ -2,13 +2,11 @@ import { access, mkdir } from 'node:fs/promises'
 import { availableParallelism } from 'node:os'
 import { delimiter, join, resolve } from 'node:path'
 import type { Logger } from '../core/logger'
-import {
-  type BwrapOptions,
-  createBwrapSandbox,
-  findUsrMergedLinks,
-  probeBwrap,
-  writeSandboxEtc,
-} from './executors/bwrap'
+import type { Resolver } from '../net/node-http'
+import { createEgressService } from './egress/egress'
+import { type ForwarderRuntime, prepareForwarder } from './egress/forwarder'
+import type { EgressSettings } from './egress/settings'
+import { type BwrapOptions, createBwrapSandbox, findUsrMergedLinks, probeBwrap } from './executors/bwrap'
 import { probeCgroups } from './executors/cgroup'
 import {
   type ContainerOptions,
@@ -44,9 +42,28 @@ async function findProgram(name: string, env: Record<string, string | undefined>
   return undefined
 }
 
+/** The egress of a shell: the operator's policy and limits, and the address-rule exceptions. */
+export interface ShellEgressOptions {
+  settings: EgressSettings
+  /** TOOLPORT_FETCH_ALLOW_HOSTS. */
+  trustedHosts: readonly string[]
+  /** DNS for the proxy; tests inject answers. */
+  resolve?: Resolver
+}
+
+/** The forwarder only where some call may get network: with the server's policy at none, nobody can. */
+async function forwarderFor(
+  egress: ShellEgressOptions | undefined,
+  workDir: string,
+): Promise<ForwarderRuntime | undefined> {
+  if (!egress || egress.settings.policy.mode === 'none') return undefined
+  return prepareForwarder(join(workDir, 'egress'))
+}
+
 async function createBwrap(
   settings: SandboxSettings,
   env: Record<string, string | undefined>,
+  egress: ShellEgressOptions | undefined,
 ): Promise<Sandbox | string> {
   if (process.platform !== 'linux') return 'bubblewrap needs Linux'
   const bwrapPath = await findProgram('bwrap', env)
@@ -56,16 +73,14 @@ async function createBwrap(
   if (root && !(await findProgram('setpriv', env))) return 'setpriv (util-linux) is not installed'
   const workDir = resolve(settings.workDir)
   await mkdir(workDir, { recursive: true, mode: 0o711 })
-  const etcDir = join(workDir, 'etc')
-  await writeSandboxEtc(etcDir)
   const options: BwrapOptions = {
     bwrapPath,
     limits: settings.limits,
     // As root, the sandbox drops to an unprivileged host uid: rlimits then apply and files it makes are not root's.
     sandboxUser: root ? settings.user : undefined,
     cgroups: await probeCgroups(),
-    etcDir,
     usrMergedLinks: await findUsrMergedLinks(),
+    forwarder: await forwarderFor(egress, workDir),
   }
   const failure = await probeBwrap(options, workDir)
   return failure ? `bubblewrap cannot start a sandbox here: ${failure}` : createBwrapSandbox(options)
@@ -75,6 +90,7 @@ async function createContainer(
   settings: SandboxSettings,
   env: Record<string, string | undefined>,
   log: Logger,
+  egress: ShellEgressOptions | undefined,
 ): Promise<Sandbox | string> {
   const container = settings.container
   if (!container) return 'TOOLPORT_SANDBOX=container needs TOOLPORT_CONTAINER_IMAGE'
@@ -84,6 +100,20 @@ async function createContainer(
   // The workspace copy is handed to the engine as a --mount source, whose syntax has no escaping.
   if (/[,:=]/.test(workDir)) return `TOOLPORT_WORK_DIR must not contain ",", ":" or "=" for containers: ${workDir}`
   await mkdir(workDir, { recursive: true, mode: 0o711 })
+  const forwarder = container.network === 'none' ? await forwarderFor(egress, workDir) : undefined
+  const unmountable = forwarder
+    ? [
+        forwarder.node,
+        forwarder.script,
+        ...(forwarder.loader ? [forwarder.loader.path] : []),
+        ...forwarder.libraries.map((library) => library.path),
+      ].find((path) => /[,:=]/.test(path))
+    : undefined
+  if (unmountable)
+    return `the egress forwarder's file ${unmountable} has ",", ":" or "=" in its path, which --mount cannot express`
+  if (forwarder && !forwarder.loader) {
+    log.warn('the Node binary links no dynamic loader (ldd found none): the egress forwarder needs node in each image')
+  }
   const ownUid = process.getuid?.() ?? 0
   const options: ContainerOptions = {
     engine: container.engine,
@@ -98,6 +128,7 @@ async function createContainer(
     rootless: ownUid !== 0,
     engineEnv: engineEnvironment(env),
     scratchDir: workDir,
+    forwarder,
   }
   const failure = await probeContainer(options, workDir)
   if (failure) return `${container.engine} cannot start a container here: ${failure}`
@@ -117,7 +148,7 @@ export async function setupShell(
   settings: SandboxSettings,
   env: Record<string, string | undefined>,
   log: Logger,
-  options: { maxFileBytes: number; policyWorker?: PolicyWorkerOptions },
+  options: { maxFileBytes: number; policyWorker?: PolicyWorkerOptions; egress?: ShellEgressOptions },
 ): Promise<ShellSetup> {
   if (settings.executor === 'none')
     return { shell: undefined, problem: 'TOOLPORT_SANDBOX=none: the operator disabled the sandbox' }
@@ -125,8 +156,8 @@ export async function setupShell(
     settings.executor === 'process'
       ? createProcessSandbox(settings.limits, await findProgram('prlimit', env))
       : settings.executor === 'container'
-        ? await createContainer(settings, env, log)
-        : await createBwrap(settings, env)
+        ? await createContainer(settings, env, log, options.egress)
+        : await createBwrap(settings, env, options.egress)
   if (typeof sandbox === 'string') {
     log.warn('execute_command is unavailable', { reason: sandbox })
     return { shell: undefined, problem: sandbox }
@@ -136,6 +167,11 @@ export async function setupShell(
   await mkdir(workDir, { recursive: true, mode: 0o711 })
   const status = sandbox.status()
   log.info('sandbox ready', { executor: status.executor, enforced: status.enforced, concurrency })
+  const owner = sandbox.executor !== 'process' && process.getuid?.() === 0 ? settings.user : undefined
+  const egressSettings = options.egress?.settings ?? {
+    policy: { mode: 'none' as const },
+    limits: { connections: 1, bytesIn: 1, bytesOut: 1, connectionSeconds: 1 },
+  }
   const shell = createShellService({
     sandbox,
     limiter: createLimiter(concurrency, settings.queue ?? concurrency * 4),
@@ -150,7 +186,16 @@ export async function setupShell(
     },
     maxFileBytes: options.maxFileBytes,
     mirrorsRoot: sandbox.executor === 'process' ? undefined : join(workDir, 'workspaces'),
-    owner: sandbox.executor !== 'process' && process.getuid?.() === 0 ? settings.user : undefined,
+    owner,
+    workspaceLimits: { bytes: settings.limits.workspaceBytes, entries: settings.limits.workspaceEntries },
+    egress: createEgressService({
+      policy: egressSettings.policy,
+      limits: egressSettings.limits,
+      trustedHosts: options.egress?.trustedHosts ?? [],
+      socketsDir: join(workDir, 'egress', 'sockets'),
+      owner,
+      ...(options.egress?.resolve ? { resolve: options.egress.resolve } : {}),
+    }),
   })
   return { shell, problem: undefined }
 }

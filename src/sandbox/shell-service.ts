@@ -1,16 +1,22 @@
-import { chown, lstat, mkdir, mkdtemp, rm } from 'node:fs/promises'
+import { chown, lstat, mkdir, mkdtemp } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ToolError } from '../core/errors'
 import type { ObjectStore } from '../storage/store'
+import type { EgressRun, EgressService } from './egress/egress'
+import type { EgressLayer } from './egress/target'
+import { workspaceLimitPassed } from './executors/disk-usage'
 import type { OutputStream, Sandbox, SandboxProcess, SandboxRunResult, SandboxStatus } from './executors/sandbox'
 import type { Limiter } from './limiter'
 import { createWorkspaceMirrors, type WorkspaceMirrors } from './mirror/mirror'
+import { measureTree, removeTree } from './mirror/tree'
 import type { FileChange, SkippedFile } from './mirror/types'
 import type { CommandPolicy } from './policy/policy'
 
 export interface ShellRequest {
   storage: ObjectStore
+  /** The caller's tenant (egress metrics). */
+  tenant: string
   workspacePrefix: string
   command: string
   /** Run this program with these arguments instead of `command` through /bin/sh -c. */
@@ -25,6 +31,11 @@ export interface ShellRequest {
   timeoutMs: number
   signal: AbortSignal
   onOutput?: (stream: OutputStream, text: string) => void
+  /**
+   * The egress policies that apply, outermost first (server, key, call), each already checked to be
+   * within the one before it. Unset or ending in none: no network.
+   */
+  egress?: readonly EgressLayer[]
 }
 
 export interface ShellResult extends SandboxRunResult {
@@ -32,6 +43,10 @@ export interface ShellResult extends SandboxRunResult {
   skipped: SkippedFile[]
   /** Objects fetched from storage before the run (0 when the local copy was current). */
   downloaded: number
+  /** What the command contacted through the egress proxy; unset when it had no network. */
+  egress?: EgressRun<unknown>['report']
+  /** The command left the workspace past a limit: none of its changes were saved, the copy is back to storage's. */
+  discarded?: boolean
 }
 
 /** A long-lived sandboxed program (a stdio MCP server): its own scratch folder is its /workspace. */
@@ -47,6 +62,13 @@ export interface ShellService {
   status(): SandboxStatus
   readonly limiter: Limiter
   readonly policy: CommandPolicy
+  /** The operator's egress policy and limits, and the per-tenant counts. */
+  readonly egress: EgressService
+  /**
+   * 'proxy': commands have no network but what the egress policy opens through toolport's proxy.
+   * 'host': the process executor (Lambda), whose commands have the host's network; no policy applies.
+   */
+  readonly network: 'proxy' | 'host'
   execute(request: ShellRequest): Promise<ShellResult>
   /** Starts a long-lived program; absent where the executor cannot keep one. */
   start?(request: ProcessStartRequest): Promise<SandboxProcess>
@@ -60,6 +82,9 @@ export interface ShellServiceOptions {
   /** Persistent workspace copies (bwrap); undefined means a fresh copy per call, removed after (process). */
   mirrorsRoot: string | undefined
   owner: { uid: number; gid: number } | undefined
+  egress: EgressService
+  /** The workspace's size and entry limits, checked once more before anything is synced back. */
+  workspaceLimits: { bytes: number; entries: number }
 }
 
 async function assertFolder(root: string, cwd: string): Promise<void> {
@@ -112,7 +137,8 @@ export function createShellService(options: ShellServiceOptions): ShellService {
     try {
       return await use(createWorkspaceMirrors({ root, maxFileBytes: options.maxFileBytes }))
     } finally {
-      await rm(root, { recursive: true, force: true })
+      // At any depth: a command can nest folders past PATH_MAX, where rm with full paths fails.
+      await removeTree(root)
     }
   }
 
@@ -136,10 +162,10 @@ export function createShellService(options: ShellServiceOptions): ShellService {
         ...(request.image ? { image: request.image } : {}),
         mounts: request.mounts,
       })
-      void started.exited.then(() => rm(scratch, { recursive: true, force: true }))
+      void started.exited.then(() => removeTree(scratch))
       return started
     } catch (error) {
-      await rm(scratch, { recursive: true, force: true })
+      await removeTree(scratch)
       throw error
     }
   }
@@ -147,6 +173,8 @@ export function createShellService(options: ShellServiceOptions): ShellService {
   return {
     limiter: options.limiter,
     policy: options.policy,
+    egress: options.egress,
+    network: options.sandbox.executor === 'process' ? 'host' : 'proxy',
     status: () => options.sandbox.status(),
     ...(options.sandbox.start ? { start: startProcess } : {}),
     async execute(request) {
@@ -157,21 +185,50 @@ export function createShellService(options: ShellServiceOptions): ShellService {
           const checkout = await mirrors.checkout(request.storage, request.workspacePrefix, request.signal)
           try {
             await assertFolder(checkout.dir, request.cwd)
-            const result = await options.sandbox.run({
-              command: request.command,
-              ...(request.argv ? { argv: request.argv } : {}),
-              ...(request.stdin !== undefined ? { stdin: request.stdin } : {}),
-              ...(request.mounts ? { mounts: request.mounts } : {}),
-              workspaceDir: checkout.dir,
-              cwd: request.cwd,
-              ...(request.image ? { image: request.image } : {}),
-              timeoutMs: request.timeoutMs,
-              signal: request.signal,
-              ...(request.onOutput ? { onOutput: request.onOutput } : {}),
-            })
-            // Every sandboxed process is dead here, so the scan cannot race with the command.
+            // Only a sandbox that can route through the proxy ever gets a session (and so any network).
+            const layers = options.sandbox.egress ? (request.egress ?? []) : []
+            const run = await options.egress.around(request.tenant, layers, (channel) =>
+              options.sandbox.run({
+                command: request.command,
+                ...(request.argv ? { argv: request.argv } : {}),
+                ...(request.stdin !== undefined ? { stdin: request.stdin } : {}),
+                ...(request.mounts ? { mounts: request.mounts } : {}),
+                workspaceDir: checkout.dir,
+                cwd: request.cwd,
+                ...(request.image ? { image: request.image } : {}),
+                timeoutMs: request.timeoutMs,
+                signal: request.signal,
+                ...(request.onOutput ? { onOutput: request.onOutput } : {}),
+                ...(channel ? { egressSocket: channel.socketPath, notes: channel.notes } : {}),
+              }),
+            )
+            // Every sandboxed process is dead here, so neither the count nor the scan can race with the command.
+            // The watchdog only samples: a command can pass a limit between two samples, so the limits are
+            // checked once more on the whole tree, and a workspace past one keeps none of the run's changes.
+            const { bytes, entries } = options.workspaceLimits
+            const passed = run.value.limitExceeded?.startsWith('workspace')
+              ? run.value.limitExceeded
+              : workspaceLimitPassed(await measureTree(checkout.dir, entries, { unlock: true }), bytes, entries)
+            if (passed) {
+              await checkout.discard()
+              return {
+                ...run.value,
+                limitExceeded: passed,
+                filesChanged: [],
+                skipped: [],
+                downloaded: checkout.downloaded,
+                discarded: true,
+                ...(run.report ? { egress: run.report } : {}),
+              }
+            }
             const sync = await checkout.commit()
-            return { ...result, filesChanged: sync.changes, skipped: sync.skipped, downloaded: checkout.downloaded }
+            return {
+              ...run.value,
+              filesChanged: sync.changes,
+              skipped: sync.skipped,
+              downloaded: checkout.downloaded,
+              ...(run.report ? { egress: run.report } : {}),
+            }
           } finally {
             await checkout.release()
           }

@@ -1,6 +1,7 @@
 import { browserTools } from './browser'
 import { documentTools } from './documents'
 import { fileTools } from './files'
+import { jobTools } from './jobs/job-tools'
 import { executeCommand } from './shell/execute-command'
 import { getEnv, systemInfo } from './system/system-tools'
 import type { Tool } from './tool'
@@ -21,13 +22,17 @@ export const allTools: readonly Tool[] = [
   ...documentTools,
   systemInfo,
   getEnv,
+  ...jobTools,
 ]
 
 export const toolNames: readonly string[] = allTools.map((tool) => tool.name)
 
-/** The tools TOOLPORT_TOOLS enables (all when unset), in catalog order. */
+/**
+ * The tools TOOLPORT_TOOLS enables (all when unset), in catalog order. The job tools always come along:
+ * any tool call can turn into a job, which a client must be able to collect.
+ */
 export function selectTools(names: readonly string[] | undefined): Tool[] {
   if (!names) return [...allTools]
   const wanted = new Set(names)
-  return allTools.filter((tool) => wanted.has(tool.name))
+  return allTools.filter((tool) => wanted.has(tool.name) || jobTools.includes(tool))
 }

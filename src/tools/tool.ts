@@ -1,5 +1,6 @@
 import type { z } from 'zod'
 import type { Effect } from '../core/effects'
+import type { EgressPolicy } from '../core/egress'
 import type { Logger } from '../core/logger'
 import type { Workspace } from '../workspace/workspace'
 import type { ToolServices } from './services'
@@ -25,6 +26,8 @@ export interface ToolContext extends ToolServices {
   emit: (event: ToolEvent) => void
   /** Origin of the HTTP request (e.g. http://127.0.0.1:8787), for links when no public URL is set. */
   origin?: string
+  /** The caller's key's egress policy (keys file `egress`), within the server's; undefined: none of its own. */
+  keyEgress: EgressPolicy | undefined
   /**
    * The transport shows images to the model (MCP): a tool may add `image: { mime_type, data }` (base64)
    * to its output, which the transport turns into an image content block. REST and SSE leave it unset.
@@ -45,6 +48,27 @@ export interface Tool<Input extends AnyZodObject = AnyZodObject, Output extends 
   id?: string
   /** The source that declared the tool; unset for built-ins. Labels logs and metrics. */
   source?: string
+  /**
+   * Listed for, and callable by, every key whatever its tool scope (the job tools: a key that may start a
+   * long call must be able to collect it). Such a tool only sees its caller's tenant.
+   */
+  everyKey?: boolean
+  /**
+   * The route the OpenAPI document describes this tool by instead of POST /v1/tools/{name} (the job
+   * tools are GET and DELETE /v1/jobs/{id}, under the same operationIds).
+   */
+  describedBy?: string
+  /**
+   * What the effect alone does not say, for MCP's annotations: whether a call may overwrite or delete
+   * (default: yes for write and destructive tools, no for read and external ones) and whether repeating
+   * it has no further effect (default: only for read tools).
+   */
+  hints?: { destructive?: boolean; idempotent?: boolean }
+  /**
+   * Never turned into a job, however long it takes or whether ?async=true asks: the job tools, whose
+   * bounded wait is the point of calling them (get_job waiting 50 s must not answer with another job).
+   */
+  runsInline?: boolean
   /**
    * The JSON Schemas the catalog publishes, when the tool was declared with JSON Schema (a source tool)
    * rather than derived from `input` and `output` (built-ins).
@@ -91,6 +115,7 @@ export interface Tool<Input extends AnyZodObject = AnyZodObject, Output extends 
 export interface DryRunContext extends Partial<ToolServices> {
   workspace: Workspace
   limits: ToolLimits
+  keyEgress: EgressPolicy | undefined
 }
 
 /** A tool's stable id: `builtin:{name}` unless its source gave it one. */

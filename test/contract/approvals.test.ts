@@ -212,6 +212,7 @@ describe('approvals and dry runs', () => {
         id: 'key-1',
         tenant: 'acme',
         tools: undefined,
+        egress: undefined,
         requireApproval: new Set(['write']),
         approver: false,
       },

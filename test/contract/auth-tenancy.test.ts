@@ -75,7 +75,12 @@ describe('keys limited to some tools', () => {
     const catalog = await fetch(`${server.url}/v1/tools`, { headers: { authorization: `Bearer ${readerKey}` } }).then(
       (r) => r.json(),
     )
-    expect(catalog.tools.map((tool: { name: string }) => tool.name)).toEqual(['read_file', 'list_files'])
+    expect(catalog.tools.map((tool: { name: string }) => tool.name)).toEqual([
+      'read_file',
+      'list_files',
+      'get_job',
+      'cancel_job',
+    ])
   })
 
   it('may use its allowed tools on its tenant', async () => {

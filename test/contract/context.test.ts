@@ -70,11 +70,16 @@ describe('GET /v1/context', () => {
 
   it('shows a limited key only its tools, and no shell limits when it may not run commands', async () => {
     const body = JSON.parse((await context('?workspace=proj&format=json', readerKey)).text)
-    expect(body.tools.map((tool: { name: string }) => tool.name)).toEqual(['read_file', 'list_files'])
+    expect(body.tools.map((tool: { name: string }) => tool.name)).toEqual([
+      'read_file',
+      'list_files',
+      'get_job',
+      'cancel_job',
+    ])
     expect(body.limits.shell_timeout_seconds).toBeUndefined()
     const text = (await context('?workspace=proj', readerKey)).text
     expect(text).not.toContain('execute_command')
-    expect(text).toContain('Effects: read changes nothing.')
+    expect(text).toContain('Effects: read changes nothing; write changes workspace files.')
   })
 
   it('bounds the tree at 200 entries and says more exist', async () => {

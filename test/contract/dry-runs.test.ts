@@ -11,6 +11,7 @@ import { startTestServer, type TestServer } from '../support/server'
 let server: TestServer
 let site: LocalWeb
 let sessionId = ''
+let jobId = ''
 
 const page = '<html><head><title>Form</title></head><body><a href="/next">Next</a><input id="q"></body></html>'
 
@@ -49,6 +50,12 @@ beforeAll(async () => {
   const opened = await server.call('browser_open', { url: `${site.url}/page` })
   expect(opened.status, JSON.stringify(opened.body)).toBe(200)
   sessionId = opened.body.session_id
+  const job = await fetch(`${server.url}/v1/tools/list_files?async=true`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{}',
+  })
+  jobId = (await job.json()).job_id
 }, 120_000)
 afterAll(async () => {
   await server?.call('browser_close', { session_id: sessionId })
@@ -84,6 +91,7 @@ const examples = (): Record<string, Record<string, unknown>> => ({
   browser_download: { session_id: sessionId, ref: 'e2' },
   browser_evaluate: { session_id: sessionId, expression: 'document.title' },
   browser_close: { session_id: sessionId },
+  cancel_job: { job_id: jobId },
 })
 
 describe('?dry_run=true', () => {
@@ -176,6 +184,7 @@ describe('call titles', () => {
       browser_wait_for: { session_id: 's-1', text: 'Done' },
       browser_tabs: { session_id: 's-1' },
       browser_console: { session_id: 's-1' },
+      get_job: { job_id: jobId },
     }
     const generic: string[] = []
     for (const tool of allTools) {

@@ -40,7 +40,8 @@ describe('the committed openapi/openapi.json', () => {
   it('imports into a custom GPT', async () => {
     const committed = JSON.parse(await readFile(new URL('../../openapi/openapi.json', import.meta.url), 'utf8'))
     expectImportableByGpt(committed)
-    for (const tool of allTools) expect(committed.paths[`/v1/tools/${tool.name}`]?.post, tool.name).toBeDefined()
+    for (const tool of allTools.filter((candidate) => !candidate.describedBy))
+      expect(committed.paths[`/v1/tools/${tool.name}`]?.post, tool.name).toBeDefined()
   })
 })
 

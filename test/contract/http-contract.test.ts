@@ -263,7 +263,12 @@ describe('TOOLPORT_TOOLS', () => {
     const subset = await startTestServer({ TOOLPORT_TOOLS: 'read_file, list_files' })
     try {
       const catalog = await fetch(`${subset.url}/v1/tools`).then((response) => response.json())
-      expect(catalog.tools.map((tool: { name: string }) => tool.name)).toEqual(['read_file', 'list_files'])
+      expect(catalog.tools.map((tool: { name: string }) => tool.name)).toEqual([
+        'read_file',
+        'list_files',
+        'get_job',
+        'cancel_job',
+      ])
       expect((await subset.call('write_file', { path: 'a', content: 'b' })).status).toBe(404)
       const document = await fetch(`${subset.url}/openapi.json`).then((response) => response.json())
       expect(Object.keys(document.paths).sort()).toEqual([

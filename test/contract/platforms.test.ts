@@ -108,14 +108,7 @@ describe('Gemini function declarations', () => {
 })
 
 describe('MCP tools', () => {
-  const annotations = {
-    read: [true, false, true, false],
-    write: [false, false, false, false],
-    external: [false, false, false, true],
-    destructive: [false, true, false, false],
-  }
-
-  it('carry title, object input and output schemas that compile, and annotations from the effect', () => {
+  it('carry title, object input and output schemas that compile, and annotations from the effect and hints', () => {
     const ajv = compiler('2020')
     for (const tool of formatCatalog('mcp', entries) as McpTool[]) {
       const entry = byName.get(tool.name) as CatalogEntry
@@ -125,9 +118,13 @@ describe('MCP tools', () => {
       ajv.compile(tool.inputSchema)
       ajv.compile(tool.outputSchema)
       const { readOnlyHint, destructiveHint, idempotentHint, openWorldHint } = tool.annotations
-      expect([readOnlyHint, destructiveHint, idempotentHint, openWorldHint], tool.name).toEqual(
-        annotations[entry.effect],
-      )
+      expect(readOnlyHint, tool.name).toBe(entry.effect === 'read')
+      expect(openWorldHint, tool.name).toBe(entry.effect === 'external')
+      // Read tools never destroy; every write or destructive tool may overwrite or delete unless it says otherwise.
+      expect(destructiveHint, tool.name).toBe(entry.effect !== 'read' && entry.hints.destructive)
+      if (entry.effect === 'write' || entry.effect === 'destructive') expect(destructiveHint, tool.name).toBe(true)
+      expect(idempotentHint, tool.name).toBe(entry.hints.idempotent)
+      if (entry.effect === 'read') expect(idempotentHint, tool.name).toBe(true)
     }
   })
 })

@@ -179,6 +179,7 @@ describe('container configuration', () => {
       rootless: true,
       engineEnv: {},
       scratchDir: '/tmp',
+      forwarder: undefined,
     }
     const args = containerArguments(
       options,

@@ -1,8 +1,21 @@
 import { execFile } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { chmod, copyFile, mkdir, mkdtemp, readFile, realpath, rm, symlink, writeFile } from 'node:fs/promises'
+import {
+  chmod,
+  copyFile,
+  cp,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  realpath,
+  rm,
+  stat,
+  symlink,
+  writeFile,
+} from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
+import { basename, dirname, join } from 'node:path'
 import { promisify } from 'node:util'
 
 const run = promisify(execFile)
@@ -10,15 +23,24 @@ const run = promisify(execFile)
 /**
  * A small image for the container executor's tests, built here because no registry is reachable:
  * Debian's static busybox for the shell and its tools, plus this machine's node (the contract suite
- * uses node for its network and memory probes) with the shared libraries it links. Imported with
- * `<engine> import`, tagged by a hash of its inputs so it is built once per machine.
+ * uses node for its network and memory probes), curl and python3 (the egress suite's clients) with the
+ * shared libraries they link. Imported with `<engine> import`, tagged by a hash of its inputs so it is
+ * built once per machine.
  */
 export async function ensureTestImage(engine: 'podman' | 'docker' = 'podman'): Promise<string> {
   const busybox = await realpath('/bin/busybox')
   const node = await realpath(process.execPath)
-  const libraries = [...new Set([...(await linkedLibraries(busybox)), ...(await linkedLibraries(node))])]
+  // The egress suite's clients: curl, and Python's urllib with the standard library it needs.
+  const curl = await realpath('/usr/bin/curl')
+  const python = await realpath('/usr/bin/python3')
+  const pythonLibrary = `/usr/lib/${basename(python)}`
+  const modules = await listFiles(pythonLibrary)
+  const extensions = modules.filter((file) => file.endsWith('.so'))
+  const linked = await Promise.all([busybox, node, curl, python, ...extensions].map(linkedLibraries))
+  const libraries = [...new Set(linked.flat())]
   const hash = createHash('sha256')
-  for (const file of [busybox, node, ...libraries]) hash.update(file).update(await readFile(file))
+  for (const file of [busybox, node, curl, python, ...libraries]) hash.update(file).update(await readFile(file))
+  for (const file of modules) hash.update(`${file}:${(await stat(file)).size}`)
   const image = `localhost/toolport-sandbox-test:${hash.digest('hex').slice(0, 16)}`
   if (await imageExists(engine, image)) return image
 
@@ -32,6 +54,10 @@ export async function ensureTestImage(engine: 'podman' | 'docker' = 'podman'): P
     for (const applet of stdout.split('\n').filter((name) => name && name !== 'busybox'))
       await symlink('busybox', join(root, 'bin', applet))
     await copyFile(node, join(root, 'usr/bin/node'))
+    await copyFile(curl, join(root, 'usr/bin/curl'))
+    await copyFile(python, join(root, 'usr/bin', basename(python)))
+    await symlink(basename(python), join(root, 'usr/bin/python3'))
+    await cp(pythonLibrary, join(root, pythonLibrary), { recursive: true })
     for (const library of libraries) {
       await mkdir(join(root, dirname(library)), { recursive: true })
       await copyFile(library, join(root, library))
@@ -58,6 +84,14 @@ export async function ensureTestImage(engine: 'podman' | 'docker' = 'podman'): P
 export async function leftoverContainers(engine: 'podman' | 'docker'): Promise<string[]> {
   const { stdout } = await run(engine, ['ps', '--all', '--filter', 'label=io.toolport.run', '--format', '{{.Names}}'])
   return stdout.split('\n').filter(Boolean)
+}
+
+async function listFiles(folder: string): Promise<string[]> {
+  const entries = await readdir(folder, { withFileTypes: true, recursive: true })
+  // parentPath is Node 20.12+; path is its older name.
+  return entries
+    .filter((entry) => entry.isFile())
+    .map((entry) => join(entry.parentPath ?? (entry as { path?: string }).path ?? folder, entry.name))
 }
 
 async function imageExists(engine: string, image: string): Promise<boolean> {

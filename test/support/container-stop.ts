@@ -45,6 +45,7 @@ export function containerStopContract(engine: 'podman' | 'docker'): void {
         rootless: !root,
         engineEnv: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/root' },
         scratchDir: folder,
+        forwarder: undefined,
       }
       sandbox = createContainerSandbox(options)
     })

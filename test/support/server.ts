@@ -7,7 +7,9 @@ import { buildApp, type SourceRuntime } from '../../src/app'
 import type { ApiKey } from '../../src/auth/keys'
 import { loadConfig } from '../../src/config/config'
 import { silentLogger } from '../../src/core/logger'
+import type { Resolver } from '../../src/net/node-http'
 import type { SourceHost } from '../../src/registry/source-host'
+import { createNodeMetrics } from '../../src/runtimes/node-metrics'
 import { createNodeServices } from '../../src/runtimes/node-services'
 import { nodeSourceRuntime, watchSourcesFolder } from '../../src/runtimes/node-sources'
 import { createFsStorage } from '../../src/storage/fs'
@@ -50,6 +52,10 @@ export async function startTestServer(
     /** Replaces the catalog (e.g. with a test-only tool). */
     tools?: readonly Tool[]
     services?: Partial<ToolServices>
+    /** DNS answers for the sandbox's egress proxy (names of test fixtures on loopback). */
+    egressResolve?: Resolver
+    /** Serve /metrics (prom-client), as the Node service does by default. */
+    metrics?: boolean
     /** Overrides of what the runtime lends sources (keepWarm: false is how Lambda runs them). */
     sourceRuntime?: Partial<SourceRuntime>
   } = {},
@@ -67,6 +73,7 @@ export async function startTestServer(
   const node = await createNodeServices(config, process.env, silentLogger, {
     shell: options.shell ?? false,
     offloadWorker: { url: new URL('../../src/runtimes/offload-worker.ts', import.meta.url), typescript: true },
+    ...(options.egressResolve ? { egressResolve: options.egressResolve } : {}),
   })
   if (options.shell && !node.services.shell) throw new Error(`no sandbox for the test server: ${node.shellProblem}`)
   const services = { ...node.services, ...options.services }
@@ -77,6 +84,7 @@ export async function startTestServer(
     ...(options.tools ? { tools: options.tools } : {}),
     services,
     sources: { ...nodeSourceRuntime(config, process.env, services), ...options.sourceRuntime },
+    ...(options.metrics ? { metrics: createNodeMetrics(() => services) } : {}),
   })
   const folder =
     sources && config.registry.sourcesDir

@@ -211,12 +211,14 @@ export function shellContract(contract: ShellContract): void {
       )
       expect(manyFiles.body.limit_exceeded).toBe('workspace size')
       expect(manyFiles.body.stdout).not.toContain('finished')
-      // Files over the 10 MB file limit are not synced back to storage.
-      expect(manyFiles.body.skipped_files.length).toBeGreaterThan(0)
+      // A workspace left past a limit keeps none of the run's changes, and its copy is back to storage's.
+      expect(manyFiles.body.files_changed).toEqual([])
+      expect(manyFiles.body.hint).toMatch(/Nothing was saved back/)
       expect((await server.call('read_file', { path: 'part1.bin' }, { key: key(), workspace: 'shell' })).status).toBe(
         404,
       )
-      await run('rm -f big.bin part*.bin')
+      expect((await run('ls part*.bin 2>&1')).body.stdout).toMatch(/No such file/)
+      await run('rm -f big.bin')
     })
 
     it('caps an output flood and keeps the response under 100,000 characters', async () => {

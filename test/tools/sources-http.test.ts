@@ -205,8 +205,10 @@ describe('an http source registered by a tenant', () => {
     expect((await sources('GET', '/excel', otherAdminKey)).status).toBe(404)
     const scoped = await catalog(scopedKey)
     expect(scoped.tools.map((tool: { name: string }) => tool.name).sort()).toEqual([
+      'cancel_job',
       'excel_add',
       'excel_inspect',
+      'get_job',
       'read_file',
     ])
   })

@@ -101,6 +101,23 @@ describe('http_fetch', () => {
     expect(head.body).toMatchObject({ status_code: 200, body: '' })
   })
 
+  it('takes headers as a list of { name, value } too (the shape OpenAI strict mode sends), joining repeats', async () => {
+    const result = await server.call('http_fetch', {
+      url: `${web.url}/echo`,
+      headers: [
+        { name: 'X-Trace', value: 'abc' },
+        { name: 'Accept-Language', value: 'de' },
+        { name: 'accept-language', value: 'en' },
+      ],
+    })
+    expect(result.status).toBe(200)
+    const echoed = JSON.parse(result.body.body)
+    expect(echoed.headers['x-trace']).toBe('abc')
+    expect(echoed.headers['accept-language']).toBe('de, en')
+    const bad = await server.call('http_fetch', { url: `${web.url}/echo`, headers: [{ name: 'X', value: 1 }] })
+    expect(bad.status).toBe(400)
+  })
+
   it('drops hop-by-hop headers the caller sends and rejects header injection', async () => {
     const result = await server.call('http_fetch', {
       url: `${web.url}/echo`,

@@ -6,6 +6,7 @@ import { isSchema } from '../../core/json-schema'
 import type { ToolRegistry } from '../../registry/registry'
 import type { ObjectStore } from '../../storage/store'
 import type { ToolServices } from '../../tools/services'
+import { describeEgress, egressLayers } from '../../tools/shell/egress'
 import type { ToolLimits } from '../../tools/tool'
 import type { WorkspaceEntry } from '../../workspace/workspace'
 import { createWorkspace } from '../../workspace/workspace'
@@ -26,9 +27,14 @@ export interface ContextDeps {
   registry: ToolRegistry
   storage: ObjectStore
   limits: ToolLimits
-  /** What the policies are read from: the command policy, the readable variables, the search provider. */
+  /**
+   * What the policies are read from: the sandbox (command policy, network), the readable variables,
+   * the search provider.
+   */
   services?: Pick<ToolServices, 'shell' | 'environment' | 'search'>
 }
+
+type ShellEgress = ReturnType<typeof describeEgress>
 
 interface ContextDocument {
   workspace: string
@@ -38,6 +44,8 @@ interface ContextDocument {
     max_response_chars: number
     shell_timeout_seconds?: { default: number; max: number }
   }
+  /** Where execute_command's commands may connect, for this key. */
+  shell_egress?: ShellEgress
   tools: Array<{ name: string; title: string; effect: Effect }>
   policies: {
     /** With execute_command: the programs a command may (allow) or may not (deny) run; absent: any. */
@@ -70,6 +78,8 @@ export function registerContextRoute(app: OpenAPIHono<AppEnv>, deps: ContextDeps
     const workspace = createWorkspace(deps.storage, principal.tenant, workspaceId)
     const { listing } = await workspace.list('', { recursive: true, limit: maxEntries })
     const allowed = (await deps.registry.catalog(principal)).tools
+    const mayRun = allowed.some((tool) => tool.name === 'execute_command')
+    const shell = deps.services?.shell
     const document: ContextDocument = {
       workspace: workspaceId,
       files: {
@@ -79,10 +89,11 @@ export function registerContextRoute(app: OpenAPIHono<AppEnv>, deps: ContextDeps
       limits: {
         max_file_bytes: deps.limits.maxFileBytes,
         max_response_chars: deps.limits.maxResponseChars,
-        ...(shellTimeout && allowed.some((tool) => tool.name === 'execute_command')
-          ? { shell_timeout_seconds: shellTimeout }
-          : {}),
+        ...(shellTimeout && mayRun ? { shell_timeout_seconds: shellTimeout } : {}),
       },
+      ...(shell && mayRun
+        ? { shell_egress: describeEgress(shell, egressLayers(shell, principal.egress, undefined)) }
+        : {}),
       tools: allowed.map((tool) => ({ name: tool.name, title: tool.title, effect: tool.effect })),
       policies: policiesOf(deps, principal, new Set(allowed.map((tool) => tool.name))),
     }
@@ -144,6 +155,7 @@ export function renderContext(document: ContextDocument): string {
           `- execute_command stops a command after ${limits.shell_timeout_seconds.default} s unless timeout_seconds says otherwise (at most ${limits.shell_timeout_seconds.max}).`,
         ]
       : []),
+    ...(document.shell_egress ? [egressLine(document.shell_egress)] : []),
     '',
     document.tools.length === 0 ? 'Tools: none are available to this key.' : 'Tools you may call (effect in brackets):',
     ...document.tools.map((tool) => `- ${tool.name} [${tool.effect}]: ${tool.title}`),
@@ -151,6 +163,22 @@ export function renderContext(document: ContextDocument): string {
     ...policyLines(document.policies),
   ]
   return `${lines.join('\n')}\n`
+}
+
+function egressLine(egress: ShellEgress): string {
+  const { policy } = egress
+  if (policy === 'unrestricted') return '- execute_command runs commands with the host network (process executor).'
+  if (policy === 'none') return '- execute_command has no network: every connection a command opens fails.'
+  const through =
+    'through the proxy that HTTP_PROXY, HTTPS_PROXY and ALL_PROXY name (set for every command; programs that ignore them cannot connect)'
+  const limits =
+    'limits' in egress && egress.limits
+      ? ` At most ${egress.limits.connections} connections and ${formatBytes(egress.limits.bytes_in)} received per command.`
+      : ''
+  if (policy === 'public') {
+    return `- execute_command may connect to public internet hosts ${through}; private, loopback and metadata addresses are refused.${limits}`
+  }
+  return `- execute_command may connect only to ${policy.allow.join(', ')} ${through}; other hosts are refused. A call's egress may narrow this list.${limits}`
 }
 
 function effectsLine(tools: ContextDocument['tools']): string[] {

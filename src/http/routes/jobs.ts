@@ -2,25 +2,12 @@ import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi'
 import { ToolError } from '../../core/errors'
 import type { JobRunner } from '../../jobs/runner'
 import { publicJob } from '../../jobs/types'
+import { JobView } from '../../jobs/view'
 import type { AppEnv } from '../env'
 import { Problem } from '../problem'
 
-export const Job = z
-  .object({
-    job_id: z.string(),
-    status: z.enum(['queued', 'running', 'succeeded', 'failed', 'cancelled']),
-    tool: z.string(),
-    workspace: z.string(),
-    created_at: z.string(),
-    started_at: z.string().nullable(),
-    finished_at: z.string().nullable(),
-    expires_at: z.string(),
-    progress: z.object({ output_bytes: z.number() }).nullable(),
-    status_url: z.string().describe('Poll this URL (GET) until status is succeeded, failed or cancelled.'),
-    result: z.unknown().optional().describe('The tool output, once succeeded.'),
-    error: z.record(z.string(), z.unknown()).optional().describe('The problem document, once failed.'),
-  })
-  .openapi('Job')
+// Built with zod-openapi's own z (which knows .openapi) from the jobs module's shape.
+export const Job = z.object(JobView.shape).openapi('Job')
 
 const problemContent = { 'application/problem+json': { schema: Problem } }
 const JobId = z

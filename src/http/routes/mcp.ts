@@ -2,9 +2,9 @@ import type { OpenAPIHono } from '@hono/zod-openapi'
 import { ToolError } from '../../core/errors'
 import { isLoopbackHost } from '../../core/loopback'
 import type { AppEnv } from '../env'
+import type { McpDeps, McpListings } from '../mcp/session'
 import { limitBody } from '../middleware/body-limit'
 import { parseWorkspace } from '../workspace-param'
-import type { McpDeps, McpListings } from './mcp-session'
 
 export interface McpRouteDeps extends McpDeps {
   maxBodyBytes: number
@@ -32,9 +32,22 @@ export function registerMcpRoute(app: OpenAPIHono<AppEnv>, deps: McpRouteDeps): 
       })
     }
     const workspace = parseWorkspace(context.req.query('workspace'))
-    const session = await import('./mcp-session')
+    const session = await import('../mcp/session')
     listings ??= session.mcpListings()
-    return session.answerMcp(context, listings, deps, workspace)
+    // Read here (the body limit applies) so the session can see what the request asks for before it answers.
+    const json = /^application\/json\b/i.test(context.req.header('content-type') ?? '')
+    let body: unknown
+    if (json) {
+      try {
+        body = JSON.parse(await context.req.text())
+      } catch {
+        return context.json(
+          { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: the body is not JSON.' } },
+          400,
+        )
+      }
+    }
+    return session.answerMcp(context, listings, deps, workspace, body)
   })
 }
 

@@ -1,17 +1,22 @@
 import { createRoute, z } from '@hono/zod-openapi'
 import type { Tool } from '../../tools/tool'
+import { PendingApproval } from '../approval-schemas'
 import { Problem } from '../problem'
 import { WorkspaceId } from '../workspace-param'
-import { PendingApproval } from './approvals'
 import { Job } from './jobs'
 
 // The declaration of POST /v1/tools/{name}: its query flags (checked on every call) and its OpenAPI
 // operation, generated from the tool's own schemas (zod for built-ins, JSON Schema for source tools).
 
-const AsyncFlag = z
-  .enum(['true', 'false'])
+/** A query flag: the text "true" or "false" on the wire, a boolean to every client generated from the document. */
+function flag() {
+  return z.enum(['true', 'false']).transform((value) => value === 'true')
+}
+
+const AsyncFlag = flag()
   .optional()
   .openapi({
+    type: 'boolean',
     param: { name: 'async', in: 'query' },
     description: 'true: answer 202 at once with a job to poll (GET /v1/jobs/{id}) instead of waiting for the result.',
   })
@@ -25,10 +30,10 @@ const CallbackUrl = z
     description: 'With a job: POST the finished job here, signed with X-Toolport-Signature (see the README).',
   })
 
-const DryRunFlag = z
-  .enum(['true', 'false'])
+const DryRunFlag = flag()
   .optional()
   .openapi({
+    type: 'boolean',
     param: { name: 'dry_run', in: 'query' },
     description:
       "true: change and send nothing and return { dry_run: true, preview }: what the call would do (a unified diff, what would be deleted, the command's policy verdict and working directory, the request and address verdict, the output path and page setup). A call that would be refused answers that refusal instead; a preview past the response limit is cut, with truncated: true and a hint.",
@@ -43,8 +48,22 @@ function errorResponses(tool: Tool) {
     403: { description: 'The key may not call this tool, or the operation is not allowed.', content: problemContent },
     413: { description: 'The body or a file is larger than allowed.', content: problemContent },
     415: { description: 'The body is not JSON.', content: problemContent },
+    429: {
+      description:
+        'Too many calls (rate limit) or a full queue (sandbox, browser, workers): retry after Retry-After seconds.',
+      content: problemContent,
+    },
     500: { description: 'Unexpected server error.', content: problemContent },
+    502: {
+      description:
+        'An upstream failed: a URL or worker could not be reached or answered wrongly; the detail says which.',
+      content: problemContent,
+    },
     503: { description: 'A backing service (storage) is unavailable; retry later.', content: problemContent },
+    504: {
+      description: 'The call did not finish within its deadline; call with ?async=true to run it as a job.',
+      content: problemContent,
+    },
   }
   responses[404] = { description: 'The file, folder or text to work on does not exist.', content: problemContent }
   if (tool.effect !== 'read') {

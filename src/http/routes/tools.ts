@@ -58,14 +58,14 @@ export function registerToolRoutes(app: OpenAPIHono<AppEnv>, deps: ToolRouteDeps
       origin: context.get('linkOrigin'),
       signal: context.req.raw.signal,
     }
-    const admission = await caller.admit(call, { dryRun: query.data.dry_run === 'true' })
+    const admission = await caller.admit(call, { dryRun: query.data.dry_run === true })
     if (admission?.kind === 'dry_run') {
       const { kind: _, ...fitted } = admission
       return context.json({ dry_run: true, ...fitted }, 200)
     }
     if (admission?.kind === 'pending_approval') return context.json(admission.pending, 202)
     if (wantsEventStream(context.req.header('accept'))) return streamCall(context, caller, call, deps.log)
-    const wantsAsync = query.data.async === 'true' || /\brespond-async\b/i.test(context.req.header('prefer') ?? '')
+    const wantsAsync = query.data.async === true || /\brespond-async\b/i.test(context.req.header('prefer') ?? '')
     const outcome = await caller.run(call, { async: wantsAsync, callbackUrl: query.data.callback_url ?? null })
     if ('output' in outcome) return context.json(outcome.output as object, 200)
     const statusUrl = jobStatusUrl(call.origin as string, outcome.job.id)

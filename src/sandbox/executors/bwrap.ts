@@ -1,116 +1,28 @@
-import { lstat, mkdir, writeFile } from 'node:fs/promises'
-import { join } from 'node:path'
+import { type BwrapLayout, bwrapInvocation, sandboxUid } from './bwrap-arguments'
 import type { CgroupManager, RunCgroup } from './cgroup'
 import type { Sandbox, SandboxLimits, SandboxRunRequest, SandboxRunResult, SandboxStatus } from './sandbox'
 import { probeSandbox, runSandboxedChild, type SandboxedProgram, workspaceLimitOf } from './sandboxed-child'
 import { spawnSandboxedProcess } from './sandboxed-process'
 
-export interface BwrapOptions {
+export { findUsrMergedLinks } from './bwrap-arguments'
+
+export interface BwrapOptions extends BwrapLayout {
   bwrapPath: string
   limits: SandboxLimits
   /** Host uid/gid the sandbox runs as when the service is root; unprivileged users keep their own. */
   sandboxUser: { uid: number; gid: number } | undefined
   cgroups: CgroupManager | undefined
-  /** Folder holding the generated /etc files (passwd, group, hosts, hostname). */
-  etcDir: string
-  /** Top-level host entries that are symlinks into /usr on this system (usrmerge): /bin, /lib, … */
-  usrMergedLinks: ReadonlyMap<string, string>
 }
 
-const sandboxUid = 1000
-const sandboxGid = 1000
-const sandboxPath = '/usr/local/bin:/usr/bin:/bin'
-// Host files a shell needs; the rest of /etc (shadow, keys, the service's config) stays invisible.
-const hostEtcEntries = [
-  '/etc/alternatives',
-  '/etc/ld.so.cache',
-  '/etc/ld.so.conf',
-  '/etc/ld.so.conf.d',
-  '/etc/localtime',
-  '/etc/nsswitch.conf',
-  '/etc/ssl/certs',
-  '/etc/mime.types',
-]
 const joinCgroupsScript = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"'
-
-export async function writeSandboxEtc(folder: string): Promise<void> {
-  await mkdir(folder, { recursive: true })
-  await writeFile(
-    join(folder, 'passwd'),
-    `root:x:0:0:root:/root:/bin/sh\nsandbox:x:${sandboxUid}:${sandboxGid}:sandbox:/workspace:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`,
-  )
-  await writeFile(join(folder, 'group'), `root:x:0:\nsandbox:x:${sandboxGid}:\nnogroup:x:65534:\n`)
-  await writeFile(join(folder, 'hostname'), 'sandbox\n')
-  await writeFile(join(folder, 'hosts'), '127.0.0.1 localhost sandbox\n::1 localhost\n')
-}
-
-export async function findUsrMergedLinks(): Promise<Map<string, string>> {
-  const links = new Map<string, string>()
-  for (const name of ['bin', 'sbin', 'lib', 'lib32', 'lib64', 'libx32']) {
-    const stats = await lstat(`/${name}`).catch(() => undefined)
-    if (stats?.isSymbolicLink()) links.set(`/${name}`, `usr/${name}`)
-    else if (stats?.isDirectory()) links.set(`/${name}`, '')
-  }
-  return links
-}
-
-async function existing(paths: readonly string[]): Promise<string[]> {
-  const found = await Promise.all(
-    paths.map((path) =>
-      lstat(path).then(
-        () => path,
-        () => undefined,
-      ),
-    ),
-  )
-  return found.filter((path): path is string => path !== undefined)
-}
-
-export async function bwrapArguments(options: BwrapOptions, request: SandboxRunRequest): Promise<string[]> {
-  const args = [
-    '--unshare-all',
-    '--die-with-parent',
-    '--new-session',
-    '--cap-drop',
-    'ALL',
-    '--uid',
-    String(sandboxUid),
-    '--gid',
-    String(sandboxGid),
-    '--hostname',
-    'sandbox',
-    '--ro-bind',
-    '/usr',
-    '/usr',
-  ]
-  for (const [path, target] of options.usrMergedLinks) {
-    if (target) args.push('--symlink', target, path)
-    else args.push('--ro-bind', path, path)
-  }
-  for (const path of await existing(hostEtcEntries)) args.push('--ro-bind', path, path)
-  for (const name of ['passwd', 'group', 'hostname', 'hosts'])
-    args.push('--ro-bind', join(options.etcDir, name), `/etc/${name}`)
-  args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', '--bind', request.workspaceDir, '/workspace')
-  for (const mount of request.mounts ?? []) args.push('--ro-bind', mount.host, mount.sandbox)
-  args.push('--chdir', request.cwd ? `/workspace/${request.cwd}` : '/workspace', '--clearenv')
-  const env = {
-    PATH: sandboxPath,
-    HOME: '/workspace',
-    LANG: 'C.UTF-8',
-    TMPDIR: '/tmp',
-    USER: 'sandbox',
-    ...request.env,
-  }
-  for (const [name, value] of Object.entries(env)) args.push('--setenv', name, value)
-  args.push('--', ...(request.argv ?? ['/bin/sh', '-c', request.command]))
-  return args
-}
 
 export function createBwrapSandbox(options: BwrapOptions): Sandbox {
   const { limits } = options
   const enforced: Record<string, string> = {
     isolation: 'bubblewrap: new user, pid, net, ipc, uts, mount and cgroup namespaces; read-only /usr; private /tmp',
-    network: 'none (empty network namespace)',
+    network: options.forwarder
+      ? "empty network namespace; calls with egress reach only toolport's proxy (a Unix socket bound into the sandbox)"
+      : 'none (empty network namespace)',
     user: options.sandboxUser
       ? `uid ${sandboxUid} in the sandbox, host uid ${options.sandboxUser.uid}; all capabilities dropped`
       : `uid ${sandboxUid} in the sandbox, the service's own host uid; all capabilities dropped`,
@@ -122,10 +34,11 @@ export function createBwrapSandbox(options: BwrapOptions): Sandbox {
         }),
     file_size: `RLIMIT_FSIZE ${limits.fileBytes} bytes`,
     open_files: `RLIMIT_NOFILE ${limits.openFiles}`,
-    workspace: `${limits.workspaceBytes} bytes and ${limits.workspaceEntries} entries, checked every 250 ms`,
+    workspace: `${limits.workspaceBytes} bytes and ${limits.workspaceEntries} entries: sampled every 250 ms, counted at any depth once the command ended; past them nothing is synced`,
   }
   return {
     executor: 'bwrap',
+    egress: options.forwarder !== undefined,
     status: (): SandboxStatus => ({ executor: 'bwrap', status: 'ok', enforced }),
     async run(request): Promise<SandboxRunResult> {
       const cgroup = await options.cgroups?.create({ memoryBytes: limits.memoryBytes, pids: limits.pids })
@@ -158,7 +71,9 @@ export function createBwrapSandbox(options: BwrapOptions): Sandbox {
 
 /**
  * The whole chain that starts one sandboxed program: join the run's cgroups, set rlimits, drop to the
- * sandbox user (as root), then bwrap with the request's namespaces and mounts.
+ * sandbox user (as root), then bwrap with the request's namespaces and mounts. bwrap is pid 1 of the
+ * sandbox: it starts with no environment at all (a shell on the way exports PWD, which /proc/1/environ
+ * would show) in /, and its options arrive through descriptor 3 (see bwrap-arguments.ts).
  */
 export async function bwrapChain(
   options: BwrapOptions,
@@ -166,12 +81,15 @@ export async function bwrapChain(
   cgroup: RunCgroup | undefined,
 ): Promise<SandboxedProgram> {
   const { limits } = options
+  const addressSpace = cgroup ? [] : [`--as=${limits.memoryBytes}`]
+  // Node cannot start under an address-space limit: behind the egress forwarder it binds the command alone.
+  const behindForwarder = request.egressSocket !== undefined && options.forwarder !== undefined
   const rlimits = [
     `--nofile=${limits.openFiles}`,
     `--fsize=${limits.fileBytes}`,
     // With a pids cgroup, RLIMIT_NPROC only guards the shared host uid as a whole.
     `--nproc=${cgroup ? limits.pids * 8 : limits.pids}`,
-    ...(cgroup ? [] : [`--as=${limits.memoryBytes}`]),
+    ...(behindForwarder ? [] : addressSpace),
   ]
   const dropUser = options.sandboxUser
     ? [
@@ -182,19 +100,14 @@ export async function bwrapChain(
         '--no-new-privs',
       ]
     : []
-  const chain = [
-    'prlimit',
-    ...rlimits,
-    '--',
-    ...dropUser,
-    options.bwrapPath,
-    ...(await bwrapArguments(options, request)),
-  ]
+  const invocation = await bwrapInvocation(options, request, behindForwarder ? addressSpace : [])
+  const chain = ['prlimit', ...rlimits, '--', ...dropUser, 'env', '-i', options.bwrapPath, ...invocation.args]
   return {
     file: '/bin/sh',
     args: ['-c', joinCgroupsScript, 'sh', ...(cgroup?.procsFiles ?? []), '--', ...chain],
-    // bwrap is pid 1 of the sandbox: its own environment shows in /proc/1/environ, so it gets none.
     env: {},
+    cwd: '/',
+    inputs: invocation.inputs,
   }
 }
 

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process'
+import type { Writable } from 'node:stream'
 import { createOutputCapture } from './capture'
-import type { OutputStream, SandboxRunResult } from './sandbox'
+import type { NoteChannel, OutputStream, SandboxRunResult } from './sandbox'
 
 export interface ChildRun {
   file: string
@@ -13,8 +14,15 @@ export interface ChildRun {
   /** Written to standard input, which is then closed; unset: no standard input. */
   stdin?: string
   onOutput?: (stream: OutputStream, text: string) => void
+  /** Extra stderr lines from outside the process (egress refusals), kept and streamed like its own. */
+  notes?: NoteChannel
   /** Polled while the command runs; a returned reason kills the run (e.g. the workspace grew too big). */
   watchdog?: { intervalMs: number; check: () => Promise<string | undefined> }
+  /**
+   * Data the program reads from descriptors 3, 4, … (pipes, each closed after its data): how bwrap gets
+   * its arguments and generated files without a host path on its command line (`--args 3`).
+   */
+  inputs?: readonly Uint8Array[]
 }
 
 // After the main process is gone, how long to wait for pipes held open by stray descendants.
@@ -34,7 +42,12 @@ export function runChild(run: ChildRun): Promise<Omit<SandboxRunResult, 'limitEx
     const child = spawn(run.file, run.args, {
       env: run.env,
       ...(run.cwd ? { cwd: run.cwd } : {}),
-      stdio: [run.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+      stdio: [
+        run.stdin === undefined ? 'ignore' : 'pipe',
+        'pipe',
+        'pipe',
+        ...(run.inputs ?? []).map(() => 'pipe' as const),
+      ],
       detached: true,
     })
     if (run.stdin !== undefined && child.stdin) {
@@ -42,6 +55,12 @@ export function runChild(run: ChildRun): Promise<Omit<SandboxRunResult, 'limitEx
       child.stdin.on('error', () => {})
       child.stdin.end(run.stdin)
     }
+    ;(run.inputs ?? []).forEach((data, index) => {
+      const pipe = child.stdio[3 + index] as Writable | null
+      // A program that exits before reading (a failed start) closes the pipe: nothing to report.
+      pipe?.on('error', () => {})
+      pipe?.end(data)
+    })
     let killedFor: string | undefined
     let timedOut = false
     let aborted = false
@@ -89,6 +108,10 @@ export function runChild(run: ChildRun): Promise<Omit<SandboxRunResult, 'limitEx
 
     let exitCode: number | null = null
     let settled = false
+    const note = collect('stderr')
+    run.notes?.attach((text) => {
+      if (!settled) note(Buffer.from(text))
+    })
     const finish = () => {
       if (settled) return
       settled = true

@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { access, mkdtemp, rm } from 'node:fs/promises'
 import { join } from 'node:path'
+import { type ForwarderRuntime, forwarderArgv, forwarderMounts } from '../egress/forwarder'
 import type { Sandbox, SandboxLimits, SandboxRunRequest, SandboxRunResult, SandboxStatus } from './sandbox'
 import { probeSandbox, runSandboxedChild, workspaceLimitOf } from './sandboxed-child'
 
@@ -28,6 +29,8 @@ export interface ContainerOptions {
   engineEnv: Record<string, string>
   /** Folder for each run's private working folder of the engine CLI (see run()). */
   scratchDir: string
+  /** The egress forwarder (only with network "none"); undefined: no run ever gets network. */
+  forwarder: ForwarderRuntime | undefined
 }
 
 // Names of variables the engine CLI itself may need to find its socket, storage and configuration.
@@ -60,6 +63,18 @@ export function engineEnvironment(env: Record<string, string | undefined>): Reco
 export function containerArguments(options: ContainerOptions, request: SandboxRunRequest, name: string): string[] {
   const { limits } = options
   const env = { HOME: '/workspace', LANG: 'C.UTF-8', TMPDIR: '/tmp', USER: 'sandbox', ...request.env }
+  // A shell command line, or an argv run as it is (command sources: no shell reads its elements).
+  const shell = request.argv ? [...request.argv] : ['/bin/sh', '-c', request.command]
+  // Behind the forwarder, started through its own loader and libraries: the image may have no Node.
+  const forwarder = request.egressSocket && options.forwarder ? options.forwarder : undefined
+  const [entrypoint = '/bin/sh', ...commandArgs] = forwarder ? forwarderArgv(forwarder, shell, true) : shell
+  const egressMounts =
+    forwarder && request.egressSocket
+      ? forwarderMounts(forwarder, request.egressSocket, true).flatMap((mount) => [
+          '--mount',
+          `type=bind,source=${mount.source},target=${mount.target},readonly`,
+        ])
+      : []
   return [
     'run',
     '--rm',
@@ -111,6 +126,7 @@ export function containerArguments(options: ContainerOptions, request: SandboxRu
     ...(options.engine === 'podman' && options.rootless ? ['--userns', 'keep-id'] : []),
     '--mount',
     `type=bind,source=${request.workspaceDir},target=/workspace`,
+    ...egressMounts,
     '--workdir',
     request.cwd ? `/workspace/${request.cwd}` : '/workspace',
     ...Object.entries(env).flatMap(([key, value]) => ['--env', `${key}=${value}`]),
@@ -119,9 +135,9 @@ export function containerArguments(options: ContainerOptions, request: SandboxRu
       `type=bind,source=${mount.host},target=${mount.sandbox},readonly`,
     ]),
     '--entrypoint',
-    request.argv?.[0] ?? '/bin/sh',
+    entrypoint,
     request.image ?? options.image,
-    ...(request.argv ? request.argv.slice(1) : ['-c', request.command]),
+    ...commandArgs,
   ]
 }
 
@@ -147,19 +163,25 @@ export function createContainerSandbox(options: ContainerOptions): Sandbox {
   const { limits } = options
   const enforced: Record<string, string> = {
     isolation: `${options.engine} container per command (image ${options.image}): read-only root, private /tmp, own pid, ipc, uts and mount namespaces`,
-    network: options.network === 'none' ? 'none (--network none)' : `engine network "${options.network}"`,
+    network:
+      options.network !== 'none'
+        ? `engine network "${options.network}"`
+        : options.forwarder
+          ? "--network none; calls with egress reach only toolport's proxy (a Unix socket bound into the container)"
+          : 'none (--network none)',
     user: `host uid ${options.user.uid}; all capabilities dropped; no-new-privileges`,
     memory: `${options.engine} --memory ${limits.memoryBytes} bytes, no swap${options.engine === 'podman' ? '; OOM kills reported' : ''}`,
     processes: `${options.engine} --pids-limit ${limits.pids}`,
     cpu: `${options.engine} --cpus ${options.cpus}`,
     file_size: `RLIMIT_FSIZE ${limits.fileBytes} bytes`,
     open_files: `RLIMIT_NOFILE ${limits.openFiles}`,
-    workspace: `${limits.workspaceBytes} bytes and ${limits.workspaceEntries} entries, checked every 250 ms`,
+    workspace: `${limits.workspaceBytes} bytes and ${limits.workspaceEntries} entries: sampled every 250 ms, counted at any depth once the command ended; past them nothing is synced`,
     images: options.images.join(', '),
   }
   return {
     executor: 'container',
     images: options.images,
+    egress: options.forwarder !== undefined && options.network === 'none',
     status: (): SandboxStatus => ({ executor: 'container', status: 'ok', enforced }),
     async run(request): Promise<SandboxRunResult> {
       const name = `toolport-${randomUUID()}`

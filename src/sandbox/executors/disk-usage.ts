@@ -1,53 +1,28 @@
-import { type Dirent, lstatSync, readdirSync } from 'node:fs'
-import { join } from 'node:path'
-import { timeSlices } from '../../storage/time-slices'
+import { measureTree, type TreeUsage } from '../mirror/tree'
 
 /**
- * Bytes and entries under a folder, never following symbolic links. Stops counting past maxEntries,
- * so a command that creates millions of files cannot make the watchdog itself expensive.
+ * Bytes and entries under a folder at any depth, never following symbolic links, through handles
+ * relative to each parent (a folder nested past PATH_MAX hides nothing). Stops counting past
+ * maxEntries, so a command that creates millions of files cannot make the watchdog itself expensive.
+ * Synchronous reads in time slices: an awaited lstat per file cost several times the syscall (~30 ms a
+ * pass on 1,000 files against a few ms), all of it taken from the command's CPU.
  */
-export async function diskUsage(folder: string, maxEntries: number): Promise<{ bytes: number; entries: number }> {
-  let bytes = 0
-  let entries = 0
-  const pending = [folder]
-  // Runs every 250 ms beside the command. Synchronous reads in time slices: an awaited lstat per file
-  // cost several times the syscall (~30 ms a pass on 1,000 files against a few ms), all of it taken
-  // from the command's CPU.
-  const slices = timeSlices()
-  while (pending.length > 0 && entries <= maxEntries) {
-    const current = pending.pop() as string
-    for (const child of readdirOrEmpty(current)) {
-      entries++
-      const path = join(current, child.name)
-      if (child.isDirectory()) pending.push(path)
-      else if (child.isFile()) bytes += sizeOrZero(path)
-      await slices.pause()
-    }
-  }
-  return { bytes, entries }
+export function diskUsage(folder: string, maxEntries: number): Promise<TreeUsage> {
+  return measureTree(folder, maxEntries)
 }
 
-// The sandbox changes the tree while it is measured: whatever vanished or became unreadable counts as nothing.
-function readdirOrEmpty(path: string): Dirent[] {
-  try {
-    return readdirSync(path, { withFileTypes: true })
-  } catch {
-    return []
-  }
+/** Which workspace limit a usage passes, in limit_exceeded's words; undefined within both. */
+export function workspaceLimitPassed(usage: TreeUsage, maxBytes: number, maxEntries: number): string | undefined {
+  if (usage.entries > maxEntries) return 'workspace file count'
+  return usage.bytes > maxBytes ? 'workspace size' : undefined
 }
 
-function sizeOrZero(path: string): number {
-  try {
-    return lstatSync(path).size
-  } catch {
-    return 0
-  }
-}
-
+/**
+ * The watchdog sampled while a command runs (every 250 ms). It is a guard for the host's disk, not
+ * the limit itself: a command can outrun it between two samples, so the shell service measures
+ * again once the command is dead and syncs nothing of a workspace past a limit.
+ */
 export function workspaceWatchdog(folder: string, maxBytes: number, maxEntries: number) {
-  return async (): Promise<string | undefined> => {
-    const usage = await diskUsage(folder, maxEntries)
-    if (usage.entries > maxEntries) return 'workspace file count'
-    return usage.bytes > maxBytes ? 'workspace size' : undefined
-  }
+  return async (): Promise<string | undefined> =>
+    workspaceLimitPassed(await diskUsage(folder, maxEntries), maxBytes, maxEntries)
 }

@@ -1,6 +1,7 @@
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { removeTree } from '../mirror/tree'
 import type { Sandbox, SandboxLimits, SandboxRunResult } from './sandbox'
 import { runSandboxedChild, workspaceLimitOf } from './sandboxed-child'
 import { spawnSandboxedProcess } from './sandboxed-process'
@@ -15,6 +16,8 @@ export function createProcessSandbox(limits: SandboxLimits, prlimitPath: string 
   const rlimits = `RLIMIT_FSIZE ${limits.fileBytes} bytes, RLIMIT_NOFILE ${limits.openFiles}, RLIMIT_AS ${limits.memoryBytes} bytes`
   return {
     executor: 'process',
+    // No network namespace of its own: commands have the host's network, so no egress policy applies.
+    egress: false,
     status: () => ({
       executor: 'process',
       status: 'ok',
@@ -22,7 +25,7 @@ export function createProcessSandbox(limits: SandboxLimits, prlimitPath: string 
         isolation: 'none beyond the host (intended for AWS Lambda micro-VMs): scrubbed environment, own process group',
         network: 'not restricted',
         rlimits: prlimitPath ? rlimits : 'none: prlimit (util-linux) is not installed',
-        workspace: `${limits.workspaceBytes} bytes, checked every 250 ms`,
+        workspace: `${limits.workspaceBytes} bytes and ${limits.workspaceEntries} entries: sampled every 250 ms, counted at any depth once the command ended; past them nothing is synced`,
       },
     }),
     // A stdio MCP server on Lambda: started for one call, in the call's scratch folder.
@@ -79,7 +82,8 @@ export function createProcessSandbox(limits: SandboxLimits, prlimitPath: string 
         const { killedFor, ...rest } = result
         return { ...rest, limitExceeded: workspaceLimitOf(killedFor) }
       } finally {
-        await rm(scratch, { recursive: true, force: true })
+        // HOME and TMPDIR of the command: it may have nested folders past PATH_MAX there too.
+        await removeTree(scratch)
       }
     },
   }

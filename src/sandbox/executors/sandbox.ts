@@ -28,6 +28,18 @@ export interface SandboxRunRequest {
   timeoutMs: number
   signal: AbortSignal
   onOutput?: (stream: OutputStream, text: string) => void
+  /**
+   * Host path of this run's egress proxy socket: the executor binds it into the sandbox and runs the
+   * command behind the forwarder (sandbox/egress). Unset: the run has no network at all.
+   */
+  egressSocket?: string
+  /** Lines for the command's stderr that do not come from the command (egress refusals). */
+  notes?: NoteChannel
+}
+
+/** A source of stderr lines the run did not write itself; attach() is called once the process exists. */
+export interface NoteChannel {
+  attach(write: (text: string) => void): void
 }
 
 export interface CapturedText {
@@ -64,6 +76,8 @@ export interface Sandbox {
   readonly executor: 'bwrap' | 'process' | 'container'
   /** Images a run may name (container executor); absent where commands run on the host's programs. */
   readonly images?: readonly string[]
+  /** Can a run reach the network through the egress proxy (egressSocket)? Where false, none is opened. */
+  readonly egress: boolean
   status(): SandboxStatus
   run(request: SandboxRunRequest): Promise<SandboxRunResult>
   /**

@@ -10,6 +10,8 @@ export interface SandboxedProgram {
   args: string[]
   env: Record<string, string>
   cwd?: string
+  /** Data for descriptors 3, 4, … of the program (see runChild). */
+  inputs?: readonly Uint8Array[]
 }
 
 /**
@@ -24,6 +26,7 @@ export function runSandboxedChild(program: SandboxedProgram, request: SandboxRun
     maxOutputBytes: limits.maxOutputBytes,
     ...(request.stdin !== undefined ? { stdin: request.stdin } : {}),
     ...(request.onOutput ? { onOutput: request.onOutput } : {}),
+    ...(request.notes ? { notes: request.notes } : {}),
     watchdog: {
       intervalMs: 250,
       check: workspaceWatchdog(request.workspaceDir, limits.workspaceBytes, limits.workspaceEntries),

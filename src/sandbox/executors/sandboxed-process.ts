@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process'
+import type { Writable } from 'node:stream'
 import type { SandboxProcess } from './sandbox'
 import type { SandboxedProgram } from './sandboxed-child'
 
@@ -14,8 +15,14 @@ export function spawnSandboxedProcess(
   const child = spawn(program.file, program.args, {
     env: program.env,
     ...(program.cwd ? { cwd: program.cwd } : {}),
-    stdio: ['pipe', 'pipe', 'pipe'],
+    stdio: ['pipe', 'pipe', 'pipe', ...(program.inputs ?? []).map(() => 'pipe' as const)],
     detached: true,
+  })
+  // Data for descriptors 3, 4, … (bwrap's options and generated files), each closed after its data.
+  ;(program.inputs ?? []).forEach((data, index) => {
+    const pipe = child.stdio[3 + index] as Writable | null
+    pipe?.on('error', () => {})
+    pipe?.end(data)
   })
   const kill = () => {
     if (child.pid === undefined) return

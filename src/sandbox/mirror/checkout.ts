@@ -64,7 +64,7 @@ export async function materialize(input: MaterializeInput): Promise<{ downloaded
         // An untrusted file stays until the download's rename replaces it in one step.
         return false
       }
-      await removeEntry(entry.location)
+      await entry.remove()
       return false
     },
     { trusted: manifest },

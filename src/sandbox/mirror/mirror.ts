@@ -36,6 +36,11 @@ export interface Checkout {
   skipped: SkippedFile[]
   /** Scans dir, writes changes back to storage and updates the manifest. Call only once the sandbox is dead. */
   commit(): Promise<SyncResult>
+  /**
+   * Instead of commit: throws away what the run changed, bringing dir back to what storage holds (only
+   * what the run touched is downloaded again). Call only once the sandbox is dead.
+   */
+  discard(): Promise<void>
   /** Ends the checkout and releases the workspace lock; safe to call twice, and must follow errors too. */
   release(): Promise<void>
 }
@@ -87,6 +92,14 @@ export function createWorkspaceMirrors(options: MirrorOptions): WorkspaceMirrors
             manifest,
             maxFileBytes: options.maxFileBytes,
           })
+        } finally {
+          await manifests.save(layout.manifest, prefix, manifest)
+        }
+      },
+      async discard() {
+        if (released) throw new Error('This checkout was released; check the workspace out again.')
+        try {
+          await materialize({ storage, prefix, layout, manifest, owner, signal: undefined })
         } finally {
           await manifests.save(layout.manifest, prefix, manifest)
         }

@@ -1,25 +1,32 @@
-import { type BigIntStats, lstatSync, readdirSync } from 'node:fs'
-import { chmod, lstat, readdir, rm } from 'node:fs/promises'
+import type { BigIntStats } from 'node:fs'
+import { lstat } from 'node:fs/promises'
 import { normalizeWorkspacePath } from '../../core/paths'
-import { timeSlices } from '../../storage/time-slices'
+import { hasCode, walkHandles } from './handles'
+import { removeTree } from './tree'
 
 /**
  * Walking a mirror folder that an untrusted sandbox has written to. Everything is lstat'ed and no
  * symbolic link is ever followed. Paths are handled as bytes because the sandbox can create names
  * that are not valid UTF-8; those must still be found (and removed), even though they can never be
- * workspace paths.
+ * workspace paths. Folders are read through handles relative to their parent (handles.ts), so a
+ * tree nested past PATH_MAX is walked and removed like any other.
  */
 export type EntryKind = 'file' | 'directory' | 'symlink' | 'other'
 
 export interface LocalEntry {
   /** Workspace-relative, '/'-separated; undecodable bytes show as U+FFFD. */
   path: string
-  /** Absolute location as bytes, exact even when the name is not valid UTF-8. */
+  /**
+   * Absolute location as bytes, exact even when the name is not valid UTF-8. Short enough for the
+   * system calls only for allowed entries (a workspace path has at most 768 bytes); use remove() for others.
+   */
   location: Buffer
   /** True when every name on the way is valid UTF-8 and the path is a canonical workspace path. */
   allowed: boolean
   kind: EntryKind
   stats: BigIntStats
+  /** Removes the entry (a whole tree for a folder) at any depth; only during its visit. */
+  remove(): Promise<void>
 }
 
 /** Returning true from visit descends into a directory; it is never called for the root itself. */
@@ -45,47 +52,53 @@ export function isWorkspacePath(path: string): boolean {
   }
 }
 
-/** Depth first, parents before children, names in byte order within a folder (for stable reports). */
+/**
+ * Depth first, parents before children, names in byte order within a folder (for stable reports). A
+ * visitor descends only into allowed folders in practice, so the paths built here stay short.
+ */
 export async function walkTree(root: string, visit: Visitor, options: WalkOptions = {}): Promise<void> {
-  // The mirror is a local folder: read synchronously, in time slices (see timeSlices).
-  await walkFolder(Buffer.from(root), '', true, visit, options, timeSlices())
-}
-
-async function walkFolder(
-  folder: Buffer,
-  folderPath: string,
-  allowed: boolean,
-  visit: Visitor,
-  options: WalkOptions,
-  slices: ReturnType<typeof timeSlices>,
-): Promise<void> {
-  const names = readdirSync(folder, { encoding: 'buffer' }).sort(Buffer.compare)
-  const entries: LocalEntry[] = []
-  for (const name of names) {
-    await slices.pause()
-    const location = Buffer.concat([folder, separator, name])
-    const stats = lstatSyncOrNull(location)
-    // Removed by someone else since readdir: nothing left to judge.
-    if (!stats) continue
-    const decoded = decodeName(name)
-    const path = folderPath === '' ? decoded.text : `${folderPath}/${decoded.text}`
-    const entryAllowed = allowed && decoded.exact && (options.trusted?.has(path) === true || isWorkspacePath(path))
-    entries.push({ path, location, allowed: entryAllowed, kind: kindOf(stats), stats })
-  }
-  for (const entry of entries) {
-    if ((await visit(entry)) && entry.kind === 'directory') {
-      await walkFolder(entry.location, entry.path, entry.allowed, visit, options, slices)
+  const rootLocation = Buffer.from(root)
+  // Decoded folder paths, one per folder (all entries of a folder share its `parents` array).
+  const folders = new WeakMap<readonly Buffer[], { path: string; location: Buffer; allowed: boolean }>()
+  const folderOf = (parents: readonly Buffer[]) => {
+    const known = folders.get(parents)
+    if (known) return known
+    let folder = { path: '', location: rootLocation, allowed: true }
+    for (const name of parents) {
+      const decoded = decodeName(name)
+      const path = folder.path === '' ? decoded.text : `${folder.path}/${decoded.text}`
+      folder = {
+        path,
+        location: Buffer.concat([folder.location, separator, name]),
+        allowed: folder.allowed && decoded.exact && (options.trusted?.has(path) === true || isWorkspacePath(path)),
+      }
     }
+    folders.set(parents, folder)
+    return folder
   }
-}
-
-function lstatSyncOrNull(location: Buffer): BigIntStats | null {
-  try {
-    return lstatSync(location, { bigint: true })
-  } catch (error) {
-    if (hasCode(error, 'ENOENT', 'ENOTDIR')) return null
-    throw error
-  }
+  await walkHandles(
+    rootLocation,
+    {
+      enter(handle) {
+        const folder = folderOf(handle.parents)
+        const decoded = decodeName(handle.name)
+        const path = folder.path === '' ? decoded.text : `${folder.path}/${decoded.text}`
+        const allowed =
+          folder.allowed && decoded.exact && (options.trusted?.has(path) === true || isWorkspacePath(path))
+        const at = handle.at
+        return visit({
+          path,
+          location: Buffer.concat([folder.location, separator, handle.name]),
+          allowed,
+          kind: kindOf(handle.stats),
+          stats: handle.stats,
+          remove: () => removeTree(at),
+        })
+      },
+    },
+    // Walks run only once no sandboxed process is left: a folder it locked may be opened up.
+    { unlock: true },
+  )
 }
 
 function decodeName(name: Buffer): { text: string; exact: boolean } {
@@ -113,31 +126,11 @@ export async function lstatOrNull(path: string | Buffer): Promise<BigIntStats | 
 }
 
 /**
- * Removes a file, link, special file or whole tree. rm never follows links. Without root the sandbox
- * can lock us out by taking write permission off its own folders, so on EACCES the tree's folders
- * are opened up and the removal is tried once more.
+ * Removes a file, link, special file or whole tree at any depth, never following links; folders the
+ * sandbox locked are opened up first (handles.ts).
  */
 export async function removeEntry(location: string | Buffer): Promise<void> {
-  try {
-    await rm(location, { recursive: true, force: true })
-  } catch (error) {
-    if (!hasCode(error, 'EACCES', 'EPERM')) throw error
-    await openUpFolders(location)
-    await rm(location, { recursive: true, force: true })
-  }
+  await removeTree(location)
 }
 
-async function openUpFolders(location: string | Buffer): Promise<void> {
-  const stats = await lstatOrNull(location)
-  if (!stats?.isDirectory()) return
-  await chmod(location, 0o700)
-  const base = Buffer.from(location)
-  for (const name of await readdir(base, { encoding: 'buffer' })) {
-    await openUpFolders(Buffer.concat([base, separator, name]))
-  }
-}
-
-export function hasCode(error: unknown, ...codes: string[]): boolean {
-  const code = (error as { code?: unknown } | null)?.code
-  return typeof code === 'string' && codes.includes(code)
-}
+export { hasCode }

@@ -147,8 +147,10 @@ async function execute(
     })
   }
   checkProgram(argv[0] as string, shell.policy)
+  // No egress: a command source has no network (its manifest cannot open any).
   return shell.execute({
     storage: context.workspace.storage,
+    tenant: context.workspace.tenant,
     workspacePrefix: context.workspace.prefix,
     command: argv.join(' '),
     argv,

@@ -73,6 +73,15 @@ function sourceTool(manifest: McpManifest, upstream: UpstreamTool, connection: C
     title: (upstream.title ?? upstream.annotations?.title ?? upstream.name).slice(0, 100),
     description: (upstream.description ?? upstream.name).slice(0, 1024),
     effect: manifest.effects?.[upstream.name] ?? effectOf(upstream.annotations),
+    // The server's own hints, where it sets them, pass through to toolport's MCP clients.
+    hints: {
+      ...(typeof upstream.annotations?.destructiveHint === 'boolean'
+        ? { destructive: upstream.annotations.destructiveHint }
+        : {}),
+      ...(typeof upstream.annotations?.idempotentHint === 'boolean'
+        ? { idempotent: upstream.annotations.idempotentHint }
+        : {}),
+    },
     input: input.validator,
     output: output ? output.validator : McpTextOutput,
     schemas: { input: input.published, output: output ? output.published : mcpTextOutputSchema },

@@ -86,6 +86,8 @@ export const browserFileUpload = defineTool({
   title: 'Upload files',
   description: 'Put workspace files into a file input (ref) of the current tab, as if chosen in the file dialog.',
   effect: 'external',
+  // It may replace what the site holds.
+  hints: { destructive: true },
   input: z.strictObject({
     session_id: SessionId,
     ref: Ref.describe('Ref of the file input.'),

@@ -9,6 +9,8 @@ export const browserClick = defineTool({
   title: 'Click',
   description: 'Click an element of the current tab by its ref from the snapshot. Answers with the new snapshot.',
   effect: 'external',
+  // It may submit a form or press a button that changes or deletes something on the site.
+  hints: { destructive: true },
   input: z.strictObject({
     ...Target,
     double_click: z.boolean().default(false),
@@ -30,6 +32,8 @@ export const browserType = defineTool({
   title: 'Type text',
   description: 'Replace the text of an editable element (ref) with text; with submit, press Enter afterwards.',
   effect: 'external',
+  // It may submit a form or press a button that changes or deletes something on the site.
+  hints: { destructive: true },
   input: z.strictObject({
     ...Target,
     text: z.string().max(100_000),
@@ -47,6 +51,8 @@ export const browserSelectOption = defineTool({
   title: 'Select option',
   description: 'Select one or more options (by value or label) in a dropdown (ref).',
   effect: 'external',
+  // It may submit a form or press a button that changes or deletes something on the site.
+  hints: { destructive: true },
   input: z.strictObject({
     ...Target,
     values: z.array(z.string().max(1000)).min(1).max(100).describe('Option values or labels to select.'),
@@ -62,6 +68,8 @@ export const browserPressKey = defineTool({
   title: 'Press key',
   description: 'Press a key in the current tab, e.g. Enter, Tab, Escape, ArrowDown, PageDown or a character.',
   effect: 'external',
+  // It may submit a form or press a button that changes or deletes something on the site.
+  hints: { destructive: true },
   input: z.strictObject({ session_id: SessionId, key: z.string().min(1).max(32) }),
   output: PageStateOutput,
   async run(input, context) {

@@ -27,6 +27,8 @@ export const browserEvaluate = defineTool({
   description:
     'Evaluate a JavaScript expression in the current tab and return its JSON value. Off unless the operator enables it (TOOLPORT_BROWSER_ALLOW_EVALUATE).',
   effect: 'external',
+  // Script in the page can do anything the page can.
+  hints: { destructive: true },
   input: z.strictObject({
     session_id: SessionId,
     expression: z.string().min(1).max(20_000).describe('A JavaScript expression, e.g. "document.title".'),

@@ -11,6 +11,8 @@ export const deleteFile = defineTool({
   description:
     'Delete one file from the workspace. Succeeds with deleted: false when the file does not exist; refuses folders.',
   effect: 'destructive',
+  // Deleting again leaves the workspace as it is.
+  hints: { idempotent: true },
   callTitle: (input) => `Delete ${input.path}`,
   input: z.strictObject({ path: WorkspacePath }),
   output: z.object({

@@ -1,8 +1,10 @@
 import { z } from 'zod'
+import type { EgressText } from '../../core/egress'
 import { ToolError } from '../../core/errors'
 import { normalizeWorkspacePath } from '../../core/paths'
 import { checkCommand } from '../../sandbox/policy/policy'
 import type { DryRunContext } from '../tool'
+import { describeEgress, egressLayers } from './egress'
 
 // execute_command's dry run: every check the call makes before it starts the sandbox, and what it
 // would start with, without copying or running anything.
@@ -26,6 +28,16 @@ export const CommandPreview = z.object({
     executor: z.string(),
     limits: z.record(z.string(), z.string()).describe('What is enforced per command, in words.'),
   }),
+  egress: z
+    .object({
+      policy: z
+        .union([z.enum(['none', 'public', 'unrestricted']), z.object({ allow: z.array(z.string()) })])
+        .describe('What the command could reach: the server, key and call policies combined.'),
+      note: z.string().optional(),
+      proxy: z.string().optional(),
+      limits: z.record(z.string(), z.number()).optional(),
+    })
+    .describe('The network this call would get.'),
   sync: z
     .object({
       files: z.number().int().describe('Workspace files copied into the sandbox.'),
@@ -40,10 +52,11 @@ interface CommandInput {
   working_directory: string
   timeout_seconds: number
   image?: string | undefined
+  egress?: EgressText | undefined
 }
 
 export async function executeCommandDryRun(input: CommandInput, context: DryRunContext) {
-  const { shell, workspace } = context
+  const { shell, workspace, keyEgress } = context
   if (!shell) {
     throw new ToolError('unavailable', 'No command sandbox is available on this server.', {
       hint: 'execute_command is disabled here; use the file tools, or ask the operator to install bubblewrap.',
@@ -51,6 +64,7 @@ export async function executeCommandDryRun(input: CommandInput, context: DryRunC
   }
   const cwd = normalizeWorkspacePath(input.working_directory, { allowRoot: true, field: 'working_directory' })
   await checkCommand(input.command, shell.policy)
+  const layers = egressLayers(shell, keyEgress, input.egress)
   if (cwd !== '') {
     await workspace.list(cwd, { recursive: false, limit: 1 }).catch((error: unknown) => {
       throw new ToolError('validation', `working_directory "${cwd}" is not a folder of the workspace.`, {
@@ -74,6 +88,7 @@ export async function executeCommandDryRun(input: CommandInput, context: DryRunC
     timeout_seconds: input.timeout_seconds,
     ...(input.image ? { image: input.image } : {}),
     sandbox: { executor: status.executor, limits: status.enforced },
+    egress: describeEgress(shell, layers),
     sync: {
       files: files.length,
       bytes: files.reduce((sum, entry) => sum + entry.size, 0),

@@ -1,10 +1,13 @@
 import { z } from 'zod'
+import { egressTextSchema } from '../../core/egress'
 import { ToolError } from '../../core/errors'
 import { normalizeWorkspacePath } from '../../core/paths'
 import { isImageReference } from '../../sandbox/executors/container-image'
 import { checkCommand } from '../../sandbox/policy/policy'
+import type { ShellService } from '../../sandbox/shell-service'
 import { defineTool } from '../tool'
 import { CommandPreview, executeCommandDryRun } from './dry-run'
+import { EgressResult, egressLayers, egressOutcome } from './egress'
 import { fitTexts } from './fit'
 
 const FileChange = z.object({
@@ -23,7 +26,7 @@ export const executeCommand = defineTool({
   name: 'execute_command',
   title: 'Execute command',
   description:
-    'Run a shell command (/bin/sh -c) in a fresh sandbox whose /workspace is the workspace: no network, files changed there are saved back. Returns exit_code, stdout, stderr and files_changed.',
+    'Run a shell command (/bin/sh -c) in a fresh sandbox whose /workspace is the workspace; files changed there are saved back. Network only as the egress policy allows (GET /v1/context). Returns exit_code, stdout, stderr, files_changed.',
   effect: 'destructive',
   callTitle: (input) => `Run: ${shorten(input.command.replace(/\s+/g, ' ').trim(), 60)}`,
   input: z.strictObject({
@@ -53,6 +56,11 @@ export const executeCommand = defineTool({
       .describe(
         "Container image to run in, from the server's allow-list (container sandbox only). Default: the server's image.",
       ),
+    egress: egressTextSchema
+      .optional()
+      .describe(
+        'Network for this command, within what the key may reach: "none", "public" or { "allow": ["host", "host:port", "*.host", "@npm"] }. Default: all the key may reach (GET /v1/context).',
+      ),
   }),
   output: z.object({
     exit_code: z
@@ -70,22 +78,22 @@ export const executeCommand = defineTool({
     files_changed_count: z.number().int(),
     skipped_files: z.array(z.object({ path: z.string(), reason: z.string() })).optional(),
     limit_exceeded: z.string().optional().describe('The sandbox limit that stopped the command, if any.'),
+    egress: EgressResult.optional(),
     hint: z.string().optional(),
   }),
-  dryRun: executeCommandDryRun,
-  preview: CommandPreview,
   // The per-call deadline must not cut the command's own timeout short: checkout and sync-back get a margin.
   deadlineMs: (input) => (input.timeout_seconds + deadlineMarginSeconds) * 1000,
-  async run(input, { shell, workspace, limits, signal, emit }) {
-    if (!shell) {
-      throw new ToolError('unavailable', 'No command sandbox is available on this server.', {
-        hint: 'execute_command is disabled here; use the file tools, or ask the operator to install bubblewrap.',
-      })
-    }
+  dryRun: executeCommandDryRun,
+  preview: CommandPreview,
+  async run(input, { shell, workspace, limits, signal, emit, keyEgress }) {
+    const available = requireShell(shell)
     const cwd = normalizeWorkspacePath(input.working_directory, { allowRoot: true, field: 'working_directory' })
-    await checkCommand(input.command, shell.policy)
-    const result = await shell.execute({
+    await checkCommand(input.command, available.policy)
+    const layers = egressLayers(available, keyEgress, input.egress)
+    const result = await available.execute({
       storage: workspace.storage,
+      tenant: workspace.tenant,
+      egress: layers,
       workspacePrefix: workspace.prefix,
       command: input.command,
       cwd,
@@ -95,6 +103,7 @@ export const executeCommand = defineTool({
       onOutput: (stream, text) => emit({ type: 'output', stream, text }),
     })
     const listed = result.filesChanged.slice(0, maxListedChanges)
+    const egress = result.egress ? egressOutcome(result.egress) : undefined
     const base = {
       exit_code: result.exitCode,
       timed_out: result.timedOut,
@@ -103,6 +112,7 @@ export const executeCommand = defineTool({
       files_changed_count: result.filesChanged.length,
       ...(result.skipped.length > 0 ? { skipped_files: result.skipped.slice(0, 50) } : {}),
       ...(result.limitExceeded ? { limit_exceeded: result.limitExceeded } : {}),
+      ...(egress ? { egress: egress.result } : {}),
     }
     const budget = limits.maxResponseChars - responseOverhead - JSON.stringify(base).length
     const fitted = fitTexts([result.stdout.text, result.stderr.text, result.output.text], budget)
@@ -118,13 +128,24 @@ export const executeCommand = defineTool({
         ? `The command was killed after ${input.timeout_seconds} s; raise timeout_seconds or do less per call.`
         : '',
       result.limitExceeded ? `The sandbox stopped the command: ${result.limitExceeded} limit reached.` : '',
+      result.discarded
+        ? 'Nothing was saved back: the workspace is as it was before the call (a command that leaves it past a limit keeps none of its changes). Make less, or delete what you do not need, within one call.'
+        : '',
       truncated
         ? 'Output was cut; redirect it to a file (cmd > out.txt) and read that with read_file line ranges.'
         : '',
+      egress?.hint ?? '',
     ].filter(Boolean)
     return { ...base, stdout, stderr, output, truncated, ...(hints.length > 0 ? { hint: hints.join(' ') } : {}) }
   },
 })
+
+function requireShell(shell: ShellService | undefined): ShellService {
+  if (shell) return shell
+  throw new ToolError('unavailable', 'No command sandbox is available on this server.', {
+    hint: 'execute_command is disabled here; use the file tools, or ask the operator to install bubblewrap.',
+  })
+}
 
 function shorten(text: string, length: number): string {
   return text.length <= length ? text : `${text.slice(0, length)}…`

@@ -10,20 +10,40 @@ const responseOverhead = 2_000
 
 export { requireHttp }
 
+/** Headers given as a list become the map the client sends; a repeated name is joined as HTTP does. */
+function headerMap(headers: Record<string, string> | Array<{ name: string; value: string }>): Record<string, string> {
+  if (!Array.isArray(headers)) return headers
+  const map: Record<string, string> = {}
+  for (const { name, value } of headers) {
+    const key = Object.keys(map).find((existing) => existing.toLowerCase() === name.toLowerCase()) ?? name
+    map[key] = map[key] === undefined ? value : `${map[key]}, ${value}`
+  }
+  return map
+}
+
 export const httpFetch = defineTool({
   name: 'http_fetch',
   title: 'HTTP request',
   description:
     'Send one HTTP request (GET, POST, PUT, PATCH, DELETE, HEAD) to a public URL and return status, headers and body (text, or base64 for binary). Private and metadata addresses are refused.',
   effect: 'external',
+  // A PUT or DELETE may change or remove what the URL holds.
+  hints: { destructive: true },
   input: z.strictObject({
     url: z.string().min(1).max(8192).describe('Absolute http:// or https:// URL.'),
     method: z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD']).default('GET').describe('Default: GET.'),
     headers: z
-      .record(z.string().max(256), z.string().max(8192))
-      .refine((headers) => Object.keys(headers).length <= 64, 'at most 64 headers')
+      .union([
+        z
+          .record(z.string().max(256), z.string().max(8192))
+          .refine((headers) => Object.keys(headers).length <= 64, 'at most 64 headers'),
+        // The same as a list: the shape OpenAI's strict mode can express (it has no free-form maps).
+        z.array(z.strictObject({ name: z.string().min(1).max(256), value: z.string().max(8192) })).max(64),
+      ])
       .optional()
-      .describe('Request headers. Credentials you put here go to this URL only, never to a redirect elsewhere.'),
+      .describe(
+        'Request headers, as an object { name: value } or a list [{ name, value }]. Credentials you put here go to this URL only, never to a redirect elsewhere.',
+      ),
     body: z
       .string()
       .max(1024 * 1024)
@@ -60,7 +80,7 @@ export const httpFetch = defineTool({
     const response = await requireHttp(http).request({
       url: input.url,
       method: input.method,
-      ...(input.headers ? { headers: input.headers } : {}),
+      ...(input.headers ? { headers: headerMap(input.headers) } : {}),
       ...(input.body !== undefined ? { body: input.body } : {}),
       timeoutMs: input.timeout_seconds * 1000,
       maxBytes: input.max_bytes,

@@ -17,6 +17,8 @@ export const webFetch = defineTool({
   description:
     'Fetch a public web page and return its readable main text (article body without navigation or ads) as markdown (links kept), plain text or cleaned HTML, with title and byline.',
   effect: 'external',
+  // A GET: fetching again changes nothing.
+  hints: { idempotent: true },
   input: z.strictObject({
     url: z.string().min(1).max(8192).describe('Absolute http:// or https:// URL of the page.'),
     format: z.enum(['markdown', 'text', 'html']).default('markdown').describe('Default: markdown.'),

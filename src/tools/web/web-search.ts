@@ -9,6 +9,8 @@ export const webSearch = defineTool({
   description:
     'Search the web and return the top results as title, url and snippet. Follow up with web_fetch to read a result.',
   effect: 'external',
+  // A search changes nothing.
+  hints: { idempotent: true },
   input: z.strictObject({
     query: z.string().trim().min(1).max(500).describe('What to search for.'),
     count: z.number().int().min(1).max(10).default(5).describe('Number of results, 1-10. Default: 5.'),

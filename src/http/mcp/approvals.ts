@@ -2,7 +2,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { z } from 'zod'
 import type { PendingApproval as PendingApprovalBody } from '../../caller/approvals'
 import type { McpTool } from '../../platforms/mcp'
-import { PendingApproval } from './approvals'
+import { PendingApproval } from '../approval-schemas'
 
 // Over MCP a call that waits for an approver is a result the model reads, not an error: nothing
 // failed, and the model should tell its user who must decide where, instead of retrying.

@@ -1,0 +1,196 @@
+// Sandbox egress: a 50 MB download and one HTTPS request through the egress proxy (inside the bwrap
+// sandbox, through the forwarder and the proxy) against the same transfers straight from the host.
+import { execFile } from 'node:child_process'
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import { loadConfig } from '../src/config/config'
+import { silentLogger } from '../src/core/logger'
+import { setupShell } from '../src/sandbox/setup'
+import { createMemoryStorage } from '../src/storage/memory'
+import { toolNames } from '../src/tools/builtins'
+import { note, printRows, printTable, summarize } from './stats'
+import { startChild } from './support/child'
+
+const run = promisify(execFile)
+const downloads = Number(process.env.BENCH_EGRESS_DOWNLOADS ?? 10)
+const requests = Number(process.env.BENCH_EGRESS_REQUESTS ?? 20)
+// Two relays (forwarder, proxy) and a target check on loopback: a few milliseconds at most.
+const addedLatencyTargetMs = 5
+const calls = Number(process.env.BENCH_ITERATIONS ?? 30)
+const downloadBytes = 50 * 1024 * 1024
+const host = 'fixture.test'
+const upstreamScript = fileURLToPath(new URL('support/egress-upstream.ts', import.meta.url))
+
+const upstream = await startChild(['--import', 'tsx', upstreamScript])
+const work = await mkdtemp(join(tmpdir(), 'toolport-bench-egress-'))
+await chmod(work, 0o711)
+try {
+  const { http, https, certificate } = upstream.ready as { http: number; https: number; certificate: string }
+  const allowed = `${host}:${http},${host}:${https}`
+  const config = loadConfig(
+    {
+      TOOLPORT_WORK_DIR: join(work, 'work'),
+      TOOLPORT_SHELL_EGRESS: 'allow',
+      TOOLPORT_SHELL_EGRESS_ALLOW: allowed,
+      TOOLPORT_FETCH_ALLOW_HOSTS: allowed,
+    },
+    { toolNames },
+  )
+  const { shell, problem } = await setupShell(config.sandbox, process.env, silentLogger, {
+    maxFileBytes: config.calls.maxFileBytes,
+    egress: {
+      settings: config.egress,
+      trustedHosts: config.net.allowHosts,
+      resolve: async () => [{ address: '127.0.0.1', family: 4 }],
+    },
+  })
+  if (!shell) throw new Error(`no sandbox: ${problem}`)
+  const storage = createMemoryStorage()
+  await storage.put('tenants/bench/workspaces/egress/ca.pem', certificate)
+  const sandboxed = (command: string, egress: boolean) =>
+    shell.execute({
+      storage,
+      tenant: 'bench',
+      workspacePrefix: 'tenants/bench/workspaces/egress/',
+      command,
+      cwd: '',
+      timeoutMs: 600_000,
+      signal: new AbortController().signal,
+      egress: egress
+        ? [{ source: 'server', policy: shell.egress.policy }]
+        : [{ source: 'call', policy: { mode: 'none' } }],
+    })
+
+  const curlTimes = (url: string, count: number, extra: string) =>
+    `for i in $(seq ${count}); do curl -sS -o /dev/null ${extra} -w '%{time_total}\\n' ${url}; done`
+  // curl times each transfer itself (time_total), so the sandbox's start is in no figure.
+  const throughSandbox = async (url: string, count: number, extra = '') => {
+    const result = await sandboxed(curlTimes(url, count, extra), true)
+    if (result.exitCode !== 0) throw new Error(`curl in the sandbox failed: ${result.output.text}`)
+    return secondsList(result.stdout.text)
+  }
+  const fromHost = async (url: string, count: number, extra = '') => {
+    const resolve = `--resolve ${host}:${new URL(url).port}:127.0.0.1`
+    const { stdout } = await run('/bin/sh', ['-c', curlTimes(url, count, `${resolve} ${extra}`)], { cwd: work })
+    return secondsList(stdout)
+  }
+  /**
+   * Pairs of runs, host then sandbox, so a machine busy with other work slows both sides alike. Each
+   * run makes two transfers and keeps the second: the first warms the connection path (and, in the
+   * sandbox, the freshly started forwarder).
+   */
+  const paired = async (url: string, pairs: number, hostExtra = '', sandboxExtra = '') => {
+    const direct: number[] = []
+    const proxied: number[] = []
+    for (let index = 0; index < pairs; index++) {
+      direct.push((await fromHost(url, 2, hostExtra))[1] as number)
+      proxied.push((await throughSandbox(url, 2, sandboxExtra))[1] as number)
+    }
+    return { direct: summarize(direct), proxied: summarize(proxied) }
+  }
+
+  // 50 MB through the proxy against the same download on the host.
+  const { direct, proxied } = await paired(`http://${host}:${http}/bytes/${downloadBytes}`, downloads)
+  const megabytes = (seconds: number) => downloadBytes / 1024 / 1024 / seconds
+  const share = megabytes(proxied.p50) / megabytes(direct.p50)
+  printRows(
+    'sandbox egress: 50 MB download through the proxy',
+    ['what', 'p50', 'throughput (p50)', 'n', 'share of direct', 'target'],
+    ['l', 'r', 'r', 'r', 'r', 'l'],
+    [
+      [
+        'curl on the host, direct',
+        `${(direct.p50 * 1000).toFixed(1)} ms`,
+        `${megabytes(direct.p50).toFixed(0)} MB/s`,
+        String(direct.samples),
+        '',
+        '',
+      ],
+      [
+        'curl in the sandbox, through forwarder and proxy',
+        `${(proxied.p50 * 1000).toFixed(1)} ms`,
+        `${megabytes(proxied.p50).toFixed(0)} MB/s`,
+        String(proxied.samples),
+        `${(share * 100).toFixed(0)}%`,
+        `≥ 70% ${share >= 0.7 ? 'met' : 'MISSED'}`,
+      ],
+    ],
+  )
+
+  // One HTTPS request (TLS handshake and all) through CONNECT against the same request on the host.
+  const httpsUrl = `https://${host}:${https}/`
+  const hostCa = join(work, 'ca.pem')
+  await writeFile(hostCa, certificate)
+  const { direct: directHttps, proxied: proxiedHttps } = await paired(
+    httpsUrl,
+    requests,
+    `--cacert ${hostCa}`,
+    '--cacert ca.pem',
+  )
+  const milliseconds = (stats: ReturnType<typeof summarize>) => ({
+    ...stats,
+    p50: stats.p50 * 1000,
+    p90: stats.p90 * 1000,
+    min: stats.min * 1000,
+    max: stats.max * 1000,
+  })
+  const added = (proxiedHttps.p50 - directHttps.p50) * 1000
+  const format = (stats: ReturnType<typeof summarize>) => `${stats.p50.toFixed(2)} ms`
+  printRows(
+    'sandbox egress: one HTTPS request (CONNECT, TLS handshake included)',
+    ['what', 'p50', 'p90', 'n', 'added latency (p50)', 'target'],
+    ['l', 'r', 'r', 'r', 'r', 'l'],
+    [
+      [
+        'curl on the host, direct',
+        format(milliseconds(directHttps)),
+        `${(directHttps.p90 * 1000).toFixed(2)} ms`,
+        String(directHttps.samples),
+        '',
+        '',
+      ],
+      [
+        'curl in the sandbox, through forwarder and proxy',
+        format(milliseconds(proxiedHttps)),
+        `${(proxiedHttps.p90 * 1000).toFixed(2)} ms`,
+        String(proxiedHttps.samples),
+        `${added.toFixed(2)} ms`,
+        `≤ ${addedLatencyTargetMs} ms ${added <= addedLatencyTargetMs ? 'met' : 'MISSED'}`,
+      ],
+    ],
+  )
+
+  // What a call with network pays once: the forwarder (the service's node) starting in the sandbox.
+  const timeCall = async (egress: boolean) => {
+    await sandboxed('true', egress)
+    const samples: number[] = []
+    for (let index = 0; index < calls; index++) {
+      const started = performance.now()
+      await sandboxed('true', egress)
+      samples.push(performance.now() - started)
+    }
+    return summarize(samples)
+  }
+  const without = await timeCall(false)
+  const withEgress = await timeCall(true)
+  printTable('sandbox egress: `true` with and without network', [
+    { name: 'execute_command sandbox, egress none', stats: without },
+    { name: 'execute_command sandbox, egress allow (forwarder + proxy session)', stats: withEgress, baseline: without },
+  ])
+  note(
+    `sandbox egress: transfers are timed by curl itself (time_total), so the sandbox's start is in no figure; host and sandbox runs alternate (${downloads} pairs of downloads, ${requests} of HTTPS requests), each keeping the second of two transfers. The last table is what a call with network pays once (the forwarder starting), reported without a target.`,
+  )
+} finally {
+  await upstream.stop()
+  await rm(work, { recursive: true, force: true })
+}
+
+function secondsList(text: string): number[] {
+  return text
+    .split('\n')
+    .map((line) => Number(line.trim()))
+    .filter((value) => Number.isFinite(value) && value > 0)
+}

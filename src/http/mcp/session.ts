@@ -1,0 +1,140 @@
+import { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
+import {
+  CallToolRequestSchema,
+  DEFAULT_NEGOTIATED_PROTOCOL_VERSION,
+  ListToolsRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js'
+import type { Context } from 'hono'
+import type { Caller } from '../../caller/caller'
+import type { Logger } from '../../core/logger'
+import { type McpTool, toMcpTool } from '../../platforms/mcp'
+import type { ToolRegistry } from '../../registry/registry'
+import type { Tool } from '../../tools/tool'
+import type { AppEnv } from '../env'
+import { gatedListing } from './approvals'
+import { callTool, type McpEntry } from './call'
+import { jobTaskStore, taskPollMs } from './tasks'
+
+export interface McpDeps {
+  caller: Caller
+  log: Logger
+  version: string
+}
+
+interface Listed extends McpEntry {
+  listed: McpTool
+}
+
+/** Each tool's MCP listing, derived once per tool (a source's tools are new objects when it reloads). */
+export type McpListings = WeakMap<Tool, Listed>
+
+export function mcpListings(): McpListings {
+  return new WeakMap()
+}
+
+function entryOf(listings: McpListings, registry: ToolRegistry, tool: Tool): Listed {
+  let entry = listings.get(tool)
+  if (!entry) {
+    entry = { tool, listed: toMcpTool(registry.entry(tool)), inputSchema: registry.inputSchema(tool) }
+    listings.set(tool, entry)
+  }
+  return entry
+}
+
+/**
+ * One MCP request (stateless: a fresh server and transport per POST, so any instance answers any
+ * request), on the SDK's own Web-standard transport: 400 for an unsupported MCP-Protocol-Version, an
+ * empty 202 for notifications and responses, JSON answers, or an event stream when the request asked
+ * for progress. Loaded by the /mcp route on its first request: the MCP SDK is not part of a cold start.
+ */
+export async function answerMcp(
+  context: Context<AppEnv>,
+  listings: McpListings,
+  deps: McpDeps,
+  workspaceId: string,
+  body: unknown,
+): Promise<Response> {
+  const registry = deps.caller.registry
+  const principal = context.get('principal')
+  const catalog = await registry.catalog(principal)
+  const version =
+    context.req.header('mcp-protocol-version') ?? initializeVersion(body) ?? DEFAULT_NEGOTIATED_PROTOCOL_VERSION
+  const server = new Server(
+    { name: 'toolport', version: deps.version },
+    {
+      // Only what is delivered: no tools/list_changed (a stateless server has no channel for it).
+      capabilities: { tools: { listChanged: false }, tasks: { cancel: {}, requests: { tools: { call: {} } } } },
+      taskStore: jobTaskStore(deps.caller.jobs, principal.tenant, version),
+      defaultTaskPollInterval: taskPollMs,
+    },
+  )
+  const tasks = version >= '2025-11-25'
+  server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: catalog.tools.map((tool) => {
+      const entry = entryOf(listings, registry, tool).listed
+      // A key whose calls of this tool wait for approval may get a pending approval instead of the output.
+      const listed = principal.requireApproval.has(tool.effect) ? gatedListing(entry) : entry
+      return tasks ? { ...listed, execution: { taskSupport: 'optional' as const } } : listed
+    }),
+  }))
+  server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
+    callTool(request, extra, {
+      context,
+      caller: deps.caller,
+      log: deps.log,
+      principal,
+      workspaceId,
+      version,
+      lookup: (name) =>
+        registry.resolve(principal.tenant, name).then(
+          (tool) => entryOf(listings, registry, tool),
+          () => undefined,
+        ),
+    }),
+  )
+  const streamed = asksForProgress(body)
+  const transport = new WebStandardStreamableHTTPServerTransport({
+    sessionIdGenerator: undefined,
+    // An event stream only where it carries something: progress of a call that asked for it.
+    enableJsonResponse: !streamed,
+  })
+  await server.connect(transport)
+  let response: Response
+  try {
+    response = await transport.handleRequest(context.req.raw, { parsedBody: body })
+  } catch (error) {
+    await server.close()
+    throw error
+  }
+  if (!streamed || !response.body) {
+    await server.close()
+    return response
+  }
+  // An event stream is still being written when it is returned: the server closes once it has ended.
+  const closing = new TransformStream<Uint8Array, Uint8Array>({ flush: () => server.close() })
+  void response.body.pipeTo(closing.writable).catch(() => server.close())
+  return new Response(closing.readable, { status: response.status, headers: response.headers })
+}
+
+function initializeVersion(body: unknown): string | undefined {
+  const messages = Array.isArray(body) ? body : [body]
+  for (const message of messages) {
+    const candidate = message as { method?: unknown; params?: { protocolVersion?: unknown } } | null
+    if (candidate?.method === 'initialize' && typeof candidate.params?.protocolVersion === 'string') {
+      return candidate.params.protocolVersion
+    }
+  }
+  return undefined
+}
+
+function asksForProgress(body: unknown): boolean {
+  const messages = Array.isArray(body) ? body : [body]
+  return messages.some((message) => {
+    const candidate = message as {
+      method?: unknown
+      params?: { _meta?: { progressToken?: unknown }; task?: unknown }
+    } | null
+    return candidate?.method === 'tools/call' && candidate.params?._meta?.progressToken !== undefined
+  })
+}

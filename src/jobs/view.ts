@@ -1,0 +1,20 @@
+import { z } from 'zod'
+
+/** The public view of a job (publicJob), as REST, the job tools and MCP describe it. */
+export const JobView = z.object({
+  job_id: z.string(),
+  status: z.enum(['queued', 'running', 'succeeded', 'failed', 'cancelled']),
+  tool: z.string(),
+  workspace: z.string(),
+  created_at: z.string(),
+  started_at: z.string().nullable(),
+  finished_at: z.string().nullable(),
+  expires_at: z.string(),
+  progress: z.object({ output_bytes: z.number() }).nullable(),
+  status_url: z.string().describe('Poll this URL (GET) until status is succeeded, failed or cancelled.'),
+  hint: z.string().describe('What to do next, in one sentence.'),
+  result: z.unknown().optional().describe('The tool output, once succeeded.'),
+  error: z.record(z.string(), z.unknown()).nullable().optional().describe('The problem document, once failed.'),
+})
+
+export const jobIdPattern = /^[A-Za-z0-9-]{8,64}$/
