@@ -17,6 +17,7 @@ import type { ObjectStore } from '../../src/storage/store'
 import { toolNames } from '../../src/tools/builtins'
 import type { ToolServices } from '../../src/tools/services'
 import type { Tool } from '../../src/tools/tool'
+import { createResponseCheck } from './response-check'
 
 export interface TestServer {
   url: string
@@ -90,7 +91,20 @@ export async function startTestServer(
     sources && config.registry.sourcesDir
       ? await watchSourcesFolder(sources, config.registry.sourcesDir, config.registry.refreshMs, silentLogger)
       : undefined
-  const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' })
+  // Every answer on a documented route is checked against openapi/openapi.json (response-check.ts).
+  const responses = createResponseCheck()
+  const checked = async (request: Request, env: unknown) => {
+    const response = await app.fetch(request, env as never)
+    const path = new URL(request.url).pathname
+    if (responses.covers(path)) {
+      const contentType = response.headers.get('content-type') ?? ''
+      if (!contentType.startsWith('text/event-stream')) {
+        responses.check(request.method, path, response.status, contentType, await response.clone().text())
+      }
+    }
+    return response
+  }
+  const server = serve({ fetch: checked, port: 0, hostname: '127.0.0.1' })
   await new Promise<void>((resolve) => server.once('listening', resolve))
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
   return {
@@ -121,6 +135,9 @@ export async function startTestServer(
       // fetch keeps connections alive; close them or server.close waits for their idle timeout.
       if ('closeAllConnections' in server) server.closeAllConnections()
       await closed
+      if (responses.violations.length > 0) {
+        throw new Error(`responses that openapi/openapi.json does not describe:\n${responses.violations.join('\n')}`)
+      }
       folder?.close()
       await sources?.close()
       // A suite that rendered a PDF started Chromium: stop it with the server.

@@ -8,6 +8,7 @@ import { type McpHttpFixture, startMcpHttpFixture } from '../support/mcp-http-fi
 import { compiler } from '../support/schemas'
 import { startTestServer, type TestServer } from '../support/server'
 import { startSourceUpstreams } from '../support/source-upstreams'
+import { putSource } from '../support/sources-api'
 
 // What every kind of source gets, as built-ins do: every platform format, MCP calls, the response cap,
 // names that never shadow a built-in; and the operator's trust in the hosts its manifests name.
@@ -47,14 +48,7 @@ afterAll(async () => {
 
 const get = async (path: string) =>
   (await fetch(`${server.url}${path}`, { headers: { authorization: `Bearer ${adminKey}` } })).json()
-const put = async (id: string, manifest: unknown) => {
-  const response = await fetch(`${server.url}/v1/sources/${id}`, {
-    method: 'PUT',
-    headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' },
-    body: JSON.stringify(manifest),
-  })
-  return { status: response.status, body: await response.json() }
-}
+const put = (_id: string, manifest: Record<string, unknown>) => putSource(server, adminKey, manifest)
 
 describe('every kind of source, like a built-in', () => {
   it('lets an operator source reach the private host its manifest names, from a YAML file', async () => {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openApiLintErrors } from '../support/openapi-lint'
 import { startTestServer, type TestServer } from '../support/server'
 import { startSourceUpstreams } from '../support/source-upstreams'
+import { putSource } from '../support/sources-api'
 
 const adminKey = 'pets-admin-key-0123456789'
 
@@ -20,14 +21,7 @@ afterAll(async () => {
   await upstream?.stop()
 })
 
-async function put(manifest: Record<string, unknown>) {
-  const response = await fetch(`${server.url}/v1/sources/${manifest.id}`, {
-    method: 'PUT',
-    headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' },
-    body: JSON.stringify(manifest),
-  })
-  return { status: response.status, body: await response.json() }
-}
+const put = (manifest: Record<string, unknown>) => putSource(server, adminKey, manifest)
 
 const call = (tool: string, input: unknown) => server.call(tool, input, { key: adminKey })
 

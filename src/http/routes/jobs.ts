@@ -10,6 +10,14 @@ import { Problem } from '../problem'
 export const Job = z.object(JobView.shape).openapi('Job')
 
 const problemContent = { 'application/problem+json': { schema: Problem } }
+
+/** What any authenticated route may answer besides its own outcomes. */
+export const commonErrors = {
+  400: { description: 'A malformed id: the problem names it.', content: problemContent },
+  401: { description: 'Missing or invalid bearer key.', content: problemContent },
+  500: { description: 'Unexpected server error.', content: problemContent },
+  503: { description: 'Storage is unavailable; retry later.', content: problemContent },
+}
 const JobId = z
   .string()
   .regex(/^[A-Za-z0-9-]{8,64}$/)
@@ -38,6 +46,7 @@ export const getJob = createRoute({
   request: { params: z.object({ id: JobId }) },
   responses: {
     200: { description: 'The job.', content: { 'application/json': { schema: Job } } },
+    ...commonErrors,
     404: { description: 'No such job for this tenant (or it expired).', content: problemContent },
   },
 })
@@ -54,6 +63,7 @@ export const cancelJob = createRoute({
   request: { params: z.object({ id: JobId }) },
   responses: {
     200: { description: 'The job after cancelling.', content: { 'application/json': { schema: Job } } },
+    ...commonErrors,
     404: { description: 'No such job for this tenant.', content: problemContent },
   },
 })
