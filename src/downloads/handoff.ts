@@ -64,6 +64,32 @@ export interface HandoffContext {
   origin?: string | undefined
 }
 
+/** Where a dry run says a generated file would go, and whether it would replace one. */
+export interface OutputPreview {
+  path: string
+  /** True when no output_path was given: the real call picks a new name of this form. */
+  generated: boolean
+  overwrites: boolean
+}
+
+/**
+ * Every check saveOutputFile makes before it writes, writing nothing: links can be issued, the path
+ * and extension are valid, no file or folder is in the way (the size is only known once made).
+ */
+export async function previewOutputFile(
+  context: Pick<HandoffContext, 'workspace' | 'limits' | 'links'>,
+  file: Omit<OutputFile, 'bytes'>,
+): Promise<OutputPreview> {
+  if (!context.links) {
+    throw new ToolError('unavailable', 'This deployment cannot issue download links.', {
+      hint: 'The file tools can still read the workspace; ask the operator to enable file links.',
+    })
+  }
+  const path = resolveOutputPath(file.outputPath, file.suggestedName, file.extension)
+  const { exists } = await context.workspace.checkWrite(path, undefined, context.limits.maxFileBytes)
+  return { path, generated: file.outputPath === undefined, overwrites: exists }
+}
+
 /** Stores a generated file in the workspace and returns its hand-off record with a download URL. */
 export async function saveOutputFile(context: HandoffContext, file: OutputFile): Promise<GeneratedFile> {
   const links = requireLinks(context)

@@ -91,9 +91,10 @@ async function readInput(context: Context<AppEnv>, tool: Tool, caller: Caller): 
       hint: 'Send a JSON object as the body, with the header "Content-Type: application/json".',
     })
   }
-  stripNullOptionalsChanged(body, caller.registry.inputSchema(tool))
+  const schema = caller.registry.inputSchema(tool)
+  stripNullOptionalsChanged(body, schema)
   const parsed = tool.input.safeParse(body)
-  if (!parsed.success) throw validationError(parsed.error, 'input')
+  if (!parsed.success) throw validationError(parsed.error, 'input', schema)
   return parsed.data
 }
 
