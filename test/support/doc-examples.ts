@@ -10,8 +10,9 @@ export interface DocCommand {
 }
 
 /**
- * The ```sh blocks of a Markdown file, in order, as commands: lines ending in "\" are joined, comments
- * dropped except the `# →` line that says what the command above answers. The examples start at the
+ * The ```sh blocks of a Markdown file, in order, as commands: lines ending in "\" are joined, and so are
+ * those of a single-quoted argument that spans lines; comments are dropped except the `# →` line that
+ * says what the command above answers. The examples start at the
  * block that defines `T` (what comes before installs and starts the service); a block whose first line
  * is `# not run: …` is left out (it needs what a test machine does not have, such as the internet).
  */
@@ -45,7 +46,10 @@ export function docCommands(file: URL): DocCommand[] {
     if (pending === '' && (line.trim() === '' || line.trimStart().startsWith('#'))) return
     if (pending === '') pendingLine = index + 1
     pending += line.endsWith('\\') ? `${line.slice(0, -1)} ` : line
-    if (!line.endsWith('\\')) {
+    // A single-quoted argument (a JSON body) may span lines: the command goes on until it closes.
+    const quoteOpen = (pending.match(/'/g)?.length ?? 0) % 2 === 1
+    if (quoteOpen) pending += '\n'
+    else if (!line.endsWith('\\')) {
       commands.push({ command: pending, line: pendingLine })
       pending = ''
     }
@@ -80,4 +84,22 @@ export function outputsOf(stdout: string): string[] {
     outputs[Number(part[0])] = part[1] as string
   }
   return outputs
+}
+
+/**
+ * The variables of the `… npm start` line of a document's shell blocks (what the examples' server is
+ * started with), or none when it starts with the defaults.
+ */
+export function serverEnvOf(file: URL): Record<string, string> {
+  const start = readFileSync(file, 'utf8')
+    .split('\n')
+    .map((line) => /^((?:[A-Z][A-Z0-9_]*=\S+\s+)+)npm start\s*$/.exec(line.trim()))
+    .find((match) => match !== null)
+  if (!start?.[1]) return {}
+  return Object.fromEntries(
+    start[1]
+      .trim()
+      .split(/\s+/)
+      .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+  )
 }
