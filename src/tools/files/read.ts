@@ -83,14 +83,7 @@ export const readFile = defineTool({
       start_line: startLine,
       end_line: returnedEnd,
       truncated,
-      ...(truncated
-        ? {
-            hint:
-              lastLine < startLine
-                ? `Line ${startLine} alone is longer than a response may be; only its beginning was returned.`
-                : `Output stopped after line ${lastLine}; call read_file with start_line ${lastLine + 1} to continue.`,
-          }
-        : {}),
+      ...(truncated ? { hint: continuationHint(startLine, lastLine) } : {}),
     }
   },
 })
@@ -124,13 +117,13 @@ async function streamedRange(
     start_line: startLine,
     end_line: truncated && lastLine < startLine ? startLine : lastLine,
     truncated,
-    ...(truncated
-      ? {
-          hint:
-            lastLine < startLine
-              ? `Line ${startLine} alone is longer than a response may be; only its beginning was returned.`
-              : `Output stopped after line ${lastLine}; call read_file with start_line ${lastLine + 1} to continue.`,
-        }
-      : {}),
+    ...(truncated ? { hint: continuationHint(startLine, lastLine) } : {}),
   }
+}
+
+/** What a model calls next to read on from a cut answer (`lastLine` is the last line returned whole). */
+function continuationHint(startLine: number, lastLine: number): string {
+  return lastLine < startLine
+    ? `Line ${startLine} alone is longer than a response may be; only its beginning was returned.`
+    : `Output stopped after line ${lastLine}; call read_file with start_line ${lastLine + 1} to continue.`
 }
