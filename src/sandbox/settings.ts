@@ -93,6 +93,12 @@ export const sandboxSettings = defineSettings({
       default: '100000',
       description: 'Files and folders the workspace may hold during a command.',
     }),
+    TOOLPORT_SHELL_RECONCILE_SECONDS: variable({
+      schema: z.coerce.number().int().min(0).max(86_400),
+      default: '60',
+      description:
+        "Longest a workspace copy is trusted on toolport's change markers alone before storage is listed in full again, for programs that write the bucket without toolport (docs/sandbox.md). `0`: list on every command.",
+    }),
     TOOLPORT_SANDBOX_UID: variable({
       schema: z.coerce.number().int().min(1).max(4_294_967_294),
       default: '65534',
@@ -171,6 +177,8 @@ export const sandboxSettings = defineSettings({
         workspaceBytes: values.TOOLPORT_SHELL_WORKSPACE_BYTES,
         workspaceEntries: values.TOOLPORT_SHELL_WORKSPACE_ENTRIES,
       },
+      /** Longest a workspace copy is trusted on change markers alone; 0: list storage on every command. */
+      reconcileSeconds: values.TOOLPORT_SHELL_RECONCILE_SECONDS,
       /** Host uid/gid the sandbox runs as when the service runs as root. */
       user: { uid: values.TOOLPORT_SANDBOX_UID, gid: values.TOOLPORT_SANDBOX_GID },
       container,

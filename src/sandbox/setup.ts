@@ -186,6 +186,7 @@ export async function setupShell(
     },
     maxFileBytes: options.maxFileBytes,
     mirrorsRoot: sandbox.executor === 'process' ? undefined : join(workDir, 'workspaces'),
+    reconcileMs: settings.reconcileSeconds * 1000,
     owner,
     workspaceLimits: { bytes: settings.limits.workspaceBytes, entries: settings.limits.workspaceEntries },
     egress: createEgressService({

@@ -5,11 +5,10 @@ import { ToolError } from '../core/errors'
 import type { ObjectStore } from '../storage/store'
 import type { EgressRun, EgressService } from './egress/egress'
 import type { EgressLayer } from './egress/target'
-import { workspaceLimitPassed } from './executors/disk-usage'
 import type { OutputStream, Sandbox, SandboxProcess, SandboxRunResult, SandboxStatus } from './executors/sandbox'
 import type { Limiter } from './limiter'
 import { createWorkspaceMirrors, type WorkspaceMirrors } from './mirror/mirror'
-import { measureTree, removeTree } from './mirror/tree'
+import { removeTree } from './mirror/tree'
 import type { FileChange, SkippedFile } from './mirror/types'
 import type { CommandPolicy } from './policy/policy'
 
@@ -81,6 +80,11 @@ export interface ShellServiceOptions {
   maxFileBytes: number
   /** Persistent workspace copies (bwrap); undefined means a fresh copy per call, removed after (process). */
   mirrorsRoot: string | undefined
+  /**
+   * With mirrorsRoot: longest a copy is trusted on its change marker alone before a full listing
+   * (mirror/freshness.ts); 0 or unset: every call lists storage and walks the copy.
+   */
+  reconcileMs?: number
   owner: { uid: number; gid: number } | undefined
   egress: EgressService
   /** The workspace's size and entry limits, checked once more before anything is synced back. */
@@ -127,6 +131,7 @@ export function createShellService(options: ShellServiceOptions): ShellService {
         root: options.mirrorsRoot,
         maxFileBytes: options.maxFileBytes,
         ...(options.owner ? { owner: options.owner } : {}),
+        ...(options.reconcileMs ? { changeMarkers: { reconcileMs: options.reconcileMs } } : {}),
       })
     : undefined
 
@@ -203,12 +208,12 @@ export function createShellService(options: ShellServiceOptions): ShellService {
               }),
             )
             // Every sandboxed process is dead here, so neither the count nor the scan can race with the command.
-            // The watchdog only samples: a command can pass a limit between two samples, so the limits are
-            // checked once more on the whole tree, and a workspace past one keeps none of the run's changes.
-            const { bytes, entries } = options.workspaceLimits
-            const passed = run.value.limitExceeded?.startsWith('workspace')
-              ? run.value.limitExceeded
-              : workspaceLimitPassed(await measureTree(checkout.dir, entries, { unlock: true }), bytes, entries)
+            // The watchdog only samples: a command can pass a limit between two samples, so the commit counts
+            // the whole tree once more in its own walk, and a workspace past a limit keeps none of the run's changes.
+            const sync = run.value.limitExceeded?.startsWith('workspace')
+              ? { changes: [], skipped: [], passed: run.value.limitExceeded }
+              : await checkout.commit(options.workspaceLimits)
+            const passed = sync.passed
             if (passed) {
               await checkout.discard()
               return {
@@ -221,7 +226,6 @@ export function createShellService(options: ShellServiceOptions): ShellService {
                 ...(run.report ? { egress: run.report } : {}),
               }
             }
-            const sync = await checkout.commit()
             return {
               ...run.value,
               filesChanged: sync.changes,

@@ -1,6 +1,7 @@
 import { sha256Hex } from '../core/digest'
 import { ToolError } from '../core/errors'
 import { isValidIdentifier, normalizeWorkspacePath } from '../core/paths'
+import { markWorkspaceChanged } from '../storage/change-markers'
 import { withObjectLock } from '../storage/lock'
 import type { ObjectInfo, ObjectStore } from '../storage/store'
 import { quotaStore, type TenantQuota } from './quota'
@@ -30,6 +31,11 @@ export interface ListOptions {
 export interface Workspace {
   readonly tenant: string
   readonly id: string
+  /**
+   * The workspace's store (quota-checked). A writer that changes workspace objects through it directly
+   * must call markWorkspaceChanged afterwards, as writeFile and deleteFile do, or sandbox copies of the
+   * workspace miss the change until their next full listing (storage/change-markers.ts).
+   */
   readonly storage: ObjectStore
   /** Storage key prefix of the workspace root, ending in '/'. */
   readonly prefix: string
@@ -180,6 +186,8 @@ export function createWorkspace(
           await assertWritable(path)
         }
         const info = await storage.put(keyOf(path), bytes)
+        // Before the answer: a command run after it must find its copy of the workspace out of date.
+        await markWorkspaceChanged(backing, prefix)
         return { path, info }
       })
     },
@@ -211,6 +219,7 @@ export function createWorkspace(
           return { path, deleted: false }
         }
         await storage.delete(keyOf(path))
+        await markWorkspaceChanged(backing, prefix)
         return { path, deleted: true }
       })
     },

@@ -128,11 +128,11 @@ async function listAll(storage: ObjectStore, prefix: string): Promise<ObjectInfo
   return objects
 }
 
-function isOwnedBy(stats: { uid: bigint; gid: bigint }, owner: Owner | undefined): boolean {
+export function isOwnedBy(stats: { uid: bigint; gid: bigint }, owner: Owner | undefined): boolean {
   return !owner || (stats.uid === BigInt(owner.uid) && stats.gid === BigInt(owner.gid))
 }
 
-function isReadyFolder(stats: BigIntStats, owner: Owner | undefined): boolean {
+export function isReadyFolder(stats: BigIntStats, owner: Owner | undefined): boolean {
   return stats.isDirectory() && Number(stats.mode & 0o7777n) === folderMode && isOwnedBy(stats, owner)
 }
 

@@ -3,9 +3,12 @@ import { constants } from 'node:fs'
 import { type FileHandle, open } from 'node:fs/promises'
 import { ToolError } from '../../core/errors'
 import type { ObjectStore } from '../../storage/store'
+import { workspaceLimitPassed } from '../executors/disk-usage'
+import { isOwnedBy, isReadyFolder, type Owner } from './checkout'
 import { entryOf, fingerprintMatches, type Manifest, type ManifestEntry } from './manifest'
 import { runPool } from './pool'
 import { hasCode, type LocalEntry, walkTree } from './scan'
+import { measureTree, type TreeUsage } from './tree'
 import type { FileChange, SkippedFile, SyncResult } from './types'
 
 /**
@@ -20,6 +23,23 @@ export interface CommitInput {
   /** Updated in place as each change lands, so a failure midway records exactly what reached storage. */
   manifest: Manifest
   maxFileBytes: number
+  /** Who materialized files and folders belong to (checkout.ts); undefined: the service itself. */
+  owner?: Owner | undefined
+  /**
+   * The workspace limits, counted in the same walk over the whole copy (at any depth, links and names
+   * that are never synced included): past one, nothing is written and the outcome names the limit.
+   */
+  limits?: { bytes: number; entries: number } | undefined
+}
+
+export interface CommitOutcome extends SyncResult {
+  /** Set when the copy is past a limit: then nothing was written and changes and skipped are empty. */
+  passed?: string
+  /**
+   * True when the copy now holds exactly what storage holds (as a checkout would leave it): nothing was
+   * skipped, and every folder is one a stored file needs, with the mode and owner a checkout gives it.
+   */
+  exact: boolean
 }
 
 interface Upload {
@@ -45,26 +65,52 @@ const storageConcurrency = 8
 // O_NONBLOCK: a FIFO swapped in after the scan must not make open wait for a writer forever.
 const readFlags = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK
 
-export async function commitChanges(input: CommitInput): Promise<SyncResult> {
-  const { storage, prefix, files, manifest, maxFileBytes } = input
+export async function commitChanges(input: CommitInput): Promise<CommitOutcome> {
+  const { storage, prefix, files, manifest, maxFileBytes, owner, limits } = input
   const changes: FileChange[] = []
   const skipped: SkippedFile[] = []
   const present = new Set<string>()
   const uploads: Upload[] = []
+  const folders: string[] = []
+  // A checkout would change something here (a folder's mode, a file's owner): the copy is not exact.
+  let reshaped = false
   const skip = (path: string, reason: string): void => {
     skipped.push({ path, reason })
   }
 
-  const visit = (entry: LocalEntry): boolean => {
+  const usage: TreeUsage = { bytes: 0, entries: 0 }
+  const maxEntries = limits?.entries ?? Number.POSITIVE_INFINITY
+
+  /** Counts the entry (and, for a folder the sync does not enter, everything below it), then sorts it. */
+  const visit = (entry: LocalEntry): boolean | 'stop' | Promise<boolean | 'stop'> => {
+    usage.entries++
+    if (entry.kind === 'file') usage.bytes += Number(entry.stats.size)
+    // Only a folder whose parent is allowed is ever visited, so its location is short enough for measureTree.
+    if (limits && entry.kind === 'directory' && !entry.allowed) {
+      return measureTree(entry.location, maxEntries - usage.entries + 1, { unlock: true }).then((below) => {
+        usage.entries += below.entries
+        usage.bytes += below.bytes
+        return usage.entries > maxEntries ? 'stop' : sort(entry)
+      })
+    }
+    return usage.entries > maxEntries ? 'stop' : sort(entry)
+  }
+
+  const sort = (entry: LocalEntry): boolean => {
     if (!entry.allowed) {
       skip(entry.path, skipReasons.notAllowed)
       return false
     }
-    if (entry.kind === 'directory') return true
+    if (entry.kind === 'directory') {
+      folders.push(entry.path)
+      if (!isReadyFolder(entry.stats, owner)) reshaped = true
+      return true
+    }
     if (entry.kind === 'symlink') skip(entry.path, skipReasons.symlink)
     if (entry.kind === 'other') skip(entry.path, skipReasons.notRegular)
     if (entry.kind !== 'file') return false
     present.add(entry.path)
+    if (!isOwnedBy(entry.stats, owner)) reshaped = true
     const known = manifest.get(entry.path)
     if (known && fingerprintMatches(known, entry.stats)) return false
     // Reported but never deleted: the version already in storage stays.
@@ -73,6 +119,8 @@ export async function commitChanges(input: CommitInput): Promise<SyncResult> {
     return false
   }
   await walkTree(files, visit, { trusted: manifest })
+  const passed = limits && workspaceLimitPassed(usage, limits.bytes, limits.entries)
+  if (passed) return { changes: [], skipped: [], exact: false, passed }
 
   const deletions = [...manifest].filter(([path]) => !present.has(path))
   await runPool(deletions, storageConcurrency, async ([path, known]) => {
@@ -113,7 +161,22 @@ export async function commitChanges(input: CommitInput): Promise<SyncResult> {
     changes.push({ path, change: known ? 'modified' : 'added', size: read.bytes.byteLength })
   })
 
-  return { changes: changes.sort(byPath), skipped: skipped.sort(byPath) }
+  return {
+    changes: changes.sort(byPath),
+    skipped: skipped.sort(byPath),
+    exact: !reshaped && skipped.length === 0 && folders.every(neededBy(manifest)),
+  }
+}
+
+/** A folder of the copy that no stored file lies in is one a checkout would remove (storage has no folders). */
+function neededBy(manifest: Manifest): (folder: string) => boolean {
+  const needed = new Set<string>()
+  for (const path of manifest.keys()) {
+    for (let slash = path.indexOf('/'); slash !== -1; slash = path.indexOf('/', slash + 1)) {
+      needed.add(path.slice(0, slash))
+    }
+  }
+  return (folder) => needed.has(folder)
 }
 
 function conflictOf(known: ManifestEntry | undefined, currentEtag: string | undefined): string | undefined {

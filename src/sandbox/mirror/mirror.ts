@@ -1,9 +1,11 @@
 import { createHash } from 'node:crypto'
 import { chmod, mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
+import { markWorkspaceChanged } from '../../storage/change-markers'
 import type { ObjectStore } from '../../storage/store'
 import { ensureFolder, type MirrorLayout, materialize, type Owner } from './checkout'
 import { commitChanges } from './commit'
+import { createFreshness, type FreshnessOptions } from './freshness'
 import { createKeyedLock } from './keyed-lock'
 import { createManifestCache } from './manifest'
 import { lstatOrNull, removeEntry } from './scan'
@@ -25,6 +27,11 @@ export interface MirrorOptions {
   maxFileBytes: number
   /** Owner of materialized files and folders, so an unprivileged sandbox user can write them. */
   owner?: { uid: number; gid: number }
+  /**
+   * Skip the storage listing and the walk of the copy on a checkout while this instance's change marker
+   * says storage is unchanged (freshness.ts). Unset: every checkout lists storage and walks the copy.
+   */
+  changeMarkers?: FreshnessOptions
 }
 
 export interface Checkout {
@@ -34,8 +41,12 @@ export interface Checkout {
   downloaded: number
   /** Objects in storage that could not be materialized (invalid names, a file where a folder is). */
   skipped: SkippedFile[]
-  /** Scans dir, writes changes back to storage and updates the manifest. Call only once the sandbox is dead. */
-  commit(): Promise<SyncResult>
+  /**
+   * Scans dir, writes changes back to storage and updates the manifest. Call only once the sandbox is dead.
+   * With limits, the same walk counts the whole copy first: past one, nothing is written and `passed`
+   * names it (then discard()).
+   */
+  commit(limits?: { bytes: number; entries: number }): Promise<SyncResult & { passed?: string }>
   /**
    * Instead of commit: throws away what the run changed, bringing dir back to what storage holds (only
    * what the run touched is downloaded again). Call only once the sandbox is dead.
@@ -57,6 +68,7 @@ const cachedManifests = 64
 export function createWorkspaceMirrors(options: MirrorOptions): WorkspaceMirrors {
   const locks = createKeyedLock()
   const manifests = createManifestCache(cachedManifests)
+  const freshness = options.changeMarkers && createFreshness(options.root, options.changeMarkers)
   const owner: Owner | undefined = options.owner && { uid: options.owner.uid, gid: options.owner.gid }
 
   async function open(
@@ -69,40 +81,60 @@ export function createWorkspaceMirrors(options: MirrorOptions): WorkspaceMirrors
     signal?.throwIfAborted()
     const layout = await prepareLayout(options.root, prefix, owner)
     const manifest = await manifests.load(layout.manifest, prefix)
-    let materialized: Awaited<ReturnType<typeof materialize>>
-    try {
-      materialized = await materialize({ storage, prefix, layout, manifest, owner, signal })
-    } finally {
-      // Also after a failure: the manifest then lists what is really on disk, not what was planned.
-      await manifests.save(layout.manifest, prefix, manifest)
+
+    /** Makes the copy equal to storage from a full listing. */
+    async function sync(syncSignal: AbortSignal | undefined): Promise<Awaited<ReturnType<typeof materialize>>> {
+      // Written before the listing starts: a write that lands after it then deletes the marker (freshness.ts).
+      const listing = await freshness?.beforeListing(storage, prefix, manifest)
+      let materialized: Awaited<ReturnType<typeof materialize>>
+      try {
+        materialized = await materialize({ storage, prefix, layout, manifest, owner, signal: syncSignal })
+      } finally {
+        // Also after a failure: the manifest then lists what is really on disk, not what was planned.
+        await manifests.save(layout.manifest, prefix, manifest)
+      }
+      if (listing) freshness?.listed(manifest, listing, materialized.skipped)
+      return materialized
     }
+
+    const unchanged = await freshness?.unchanged(storage, prefix, manifest)
+    const materialized = unchanged ? { downloaded: 0, skipped: unchanged } : await sync(signal)
+    // From here the sandbox may change the copy: trusted again only once a commit or discard settles it.
+    freshness?.unsettled(manifest)
     let released = false
     return {
       dir: layout.files,
       downloaded: materialized.downloaded,
-      skipped: materialized.skipped,
-      async commit() {
+      skipped: [...materialized.skipped],
+      async commit(limits) {
         // Another checkout of this workspace may already be rewriting the folder.
         if (released) throw new Error('This checkout was released; check the workspace out again.')
+        let committed: Awaited<ReturnType<typeof commitChanges>> | undefined
         try {
-          return await commitChanges({
+          committed = await commitChanges({
             storage,
             prefix,
             files: layout.files,
             manifest,
             maxFileBytes: options.maxFileBytes,
+            owner,
+            limits,
           })
+          const { changes, skipped, passed } = committed
+          return passed ? { changes, skipped, passed } : { changes, skipped }
         } finally {
           await manifests.save(layout.manifest, prefix, manifest)
+          // Other instances' copies are out of date now (a commit that failed midway may have written part of
+          // its changes). Also without markers of its own (a fresh copy per call): the others may have theirs.
+          if (!committed || committed.changes.length > 0) {
+            await (freshness ? freshness.changed(storage, prefix) : markWorkspaceChanged(storage, prefix))
+          }
+          if (committed?.exact) freshness?.settled(manifest)
         }
       },
       async discard() {
         if (released) throw new Error('This checkout was released; check the workspace out again.')
-        try {
-          await materialize({ storage, prefix, layout, manifest, owner, signal: undefined })
-        } finally {
-          await manifests.save(layout.manifest, prefix, manifest)
-        }
+        await sync(undefined)
       },
       async release() {
         released = true

@@ -29,8 +29,8 @@ export interface LocalEntry {
   remove(): Promise<void>
 }
 
-/** Returning true from visit descends into a directory; it is never called for the root itself. */
-export type Visitor = (entry: LocalEntry) => boolean | Promise<boolean>
+/** Returning true from visit descends into a directory, 'stop' ends the walk; never called for the root itself. */
+export type Visitor = (entry: LocalEntry) => boolean | 'stop' | Promise<boolean | 'stop'>
 
 export interface WalkOptions {
   /**

@@ -58,7 +58,7 @@ export interface TreeUsage {
 
 /** Bytes and entries below a folder at any depth; stops counting past maxEntries. */
 export async function measureTree(
-  root: string,
+  root: string | Buffer,
   maxEntries: number,
   options: HandleWalkOptions = {},
 ): Promise<TreeUsage> {
