@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { ToolError } from '../../src/core/errors'
 import { type Checkout, createWorkspaceMirrors, type WorkspaceMirrors } from '../../src/sandbox/mirror/mirror'
-import { changeMarkerKey, changeMarkerPrefix } from '../../src/storage/change-markers'
+import { changeMarkerKey, changeMarkerPrefix, markWorkspaceChanged } from '../../src/storage/change-markers'
 import { createFsStorage } from '../../src/storage/fs'
 import type { ObjectStore } from '../../src/storage/store'
 import { createWorkspace } from '../../src/workspace/workspace'
@@ -411,6 +411,39 @@ describe.each(drivers)('change markers on $name storage', ({ setup }) => {
     await run.release()
     // A writer without markers of its own still tells the readers that have them.
     expect(await markers()).toEqual([])
+  })
+})
+
+describe('execute_command and a program that writes the bucket without toolport', () => {
+  let storageRoot = ''
+  const servers: TestServer[] = []
+
+  beforeAll(async () => {
+    storageRoot = await mkdtemp(join(tmpdir(), 'toolport-markers-outside-'))
+    const storage = await createFsStorage({ root: storageRoot })
+    servers.push(await startTestServer({}, { shell: true, storage }))
+    servers.push(await startTestServer({ TOOLPORT_SHELL_RECONCILE_SECONDS: '0' }, { shell: true, storage }))
+  })
+  afterAll(async () => {
+    await Promise.all(servers.map((server) => server.stop()))
+    await rm(storageRoot, { recursive: true, force: true })
+  })
+
+  it('is seen once it deletes the markers, and at once with TOOLPORT_SHELL_RECONCILE_SECONDS=0', async () => {
+    const [trusting, listing] = servers as [TestServer, TestServer]
+    const prefix = 'tenants/default/workspaces/outside/'
+    const cat = async (server: TestServer) =>
+      (await server.call('execute_command', { command: 'cat a.txt' }, { workspace: 'outside' })).body.stdout
+    await trusting.storage.put(`${prefix}a.txt`, 'one')
+    expect(await cat(trusting)).toBe('one')
+    expect(await cat(listing)).toBe('one')
+    // Behind toolport's back: the instance that lists on every call sees it; the other, within its
+    // period (60 s), only once the writer deletes the workspace's markers, as docs/sandbox.md tells it to.
+    await trusting.storage.put(`${prefix}a.txt`, 'two')
+    expect(await cat(listing)).toBe('two')
+    expect(await cat(trusting)).toBe('one')
+    await markWorkspaceChanged(trusting.storage, prefix)
+    expect(await cat(trusting)).toBe('two')
   })
 })
 
