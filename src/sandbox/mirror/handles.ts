@@ -114,7 +114,12 @@ interface Frame {
   entry: HandleEntry | undefined
   /** Names from the root to this folder: the `parents` of each of its entries (one array for all). */
   path: readonly Buffer[]
+  /** The folder's full path ending in '/', while short (unlock walks only); undefined: through fd. */
+  full: Buffer | undefined
 }
+
+// Well below PATH_MAX, so a full path plus one name always fits.
+const fullPathBytes = 2048
 
 /**
  * Depth first, names in byte order within a folder. The root itself is not visited. Time-sliced, so
@@ -142,6 +147,7 @@ export async function walkHandles(
       next: 0,
       entry: undefined,
       path: [],
+      full: unlock && rootPath.byteLength < fullPathBytes ? Buffer.concat([rootPath, slash]) : undefined,
     },
   ]
   let steps = 0
@@ -167,7 +173,9 @@ export async function walkHandles(
       }
       const name = frame.names[frame.next++] as Buffer
       const at = Buffer.concat([frame.prefix, name])
-      const stats = lstatOrNull(at)
+      // A full path costs the kernel less than one through /proc/self/fd (about 40% less per lstat here).
+      // Only in a tree nothing writes to any more (unlock), where no folder on the way can be swapped for a link.
+      const stats = lstatOrNull(frame.full ? Buffer.concat([frame.full, name]) : at)
       if (!stats) continue
       const entry: HandleEntry = { name, parents: frame.path, stats, at }
       const entered = walker.enter(entry)
@@ -188,7 +196,11 @@ export async function walkHandles(
         closeSync(frame.fd)
         frame.fd = -1
       }
-      frames.push({ fd: child, prefix: prefixOf(child), names, next: 0, entry, path: [...frame.path, name] })
+      const full =
+        frame.full && frame.full.byteLength + name.byteLength < fullPathBytes
+          ? Buffer.concat([frame.full, name, slash])
+          : undefined
+      frames.push({ fd: child, prefix: prefixOf(child), names, next: 0, entry, path: [...frame.path, name], full })
     }
   } finally {
     for (const frame of frames) if (frame.fd !== -1) closeSync(frame.fd)
