@@ -11,7 +11,9 @@ import { timeSlices } from '../../storage/time-slices'
  * Only one descriptor per level is held while the walk is near the top; past `heldLevels` a folder's
  * descriptor is closed on the way down and reopened through its child's `..` on the way up, so a chain
  * of any depth needs a bounded number of descriptors. Nothing is ever followed: entries are lstat'ed,
- * folders opened with O_NOFOLLOW | O_DIRECTORY.
+ * folders opened with O_NOFOLLOW | O_DIRECTORY. In unlock walks (trees no process writes to any more)
+ * an entry whose full path is short is lstat'ed by that path, which is cheaper: every folder on it was
+ * lstat'ed as a folder and cannot have been swapped for a link since.
  */
 export interface HandleEntry {
   /** The entry's name in its folder (bytes: the sandbox can make names that are not UTF-8). */
