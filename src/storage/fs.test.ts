@@ -75,6 +75,7 @@ describe('fs storage', () => {
     await store.put('plain.txt', 'plain')
 
     await expectSymlinkRefusal(store.get('link/secret.txt'))
+    await expectSymlinkRefusal(store.getWithin('link/secret.txt', 1000))
     await expectSymlinkRefusal(store.getStream('link/secret.txt'))
     await expectSymlinkRefusal(store.head('link/secret.txt'))
     await expectSymlinkRefusal(store.put('link/secret.txt', 'overwritten'))
@@ -101,6 +102,7 @@ describe('fs storage', () => {
   it('refuses a symlink as the final component', async () => {
     await symlink(join(outside, 'secret.txt'), join(root, 'file-link'))
     await expectSymlinkRefusal(store.get('file-link'))
+    await expectSymlinkRefusal(store.getWithin('file-link', 1000))
     await expectSymlinkRefusal(store.getStream('file-link'))
     await expectSymlinkRefusal(store.head('file-link'))
     await expectSymlinkRefusal(store.put('file-link', 'overwritten'))
@@ -129,6 +131,7 @@ describe('fs storage', () => {
     ]
     for (const key of keys) {
       await expectSymlinkRefusal(store.get(key))
+      await expectSymlinkRefusal(store.getWithin(key, 1000))
       await expectSymlinkRefusal(store.getStream(key))
       await expectSymlinkRefusal(store.head(key))
       await expectSymlinkRefusal(store.delete(key))
@@ -147,6 +150,7 @@ describe('fs storage', () => {
     await store.put('middle/file.txt', 'a file')
     for (const key of ['middle/file.txt/below.txt', 'middle/missing/below.txt', 'absent/below.txt']) {
       expect(await store.get(key)).toBeNull()
+      expect(await store.getWithin(key, 1000)).toBeNull()
       expect(await store.getStream(key)).toBeNull()
       expect(await store.head(key)).toBeNull()
       await store.delete(key)
@@ -166,6 +170,7 @@ describe('fs storage', () => {
   it('treats a folder as no object: get and head return null, delete does nothing', async () => {
     await store.put('folder-key/inside.txt', 'inside')
     expect(await store.get('folder-key')).toBeNull()
+    expect(await store.getWithin('folder-key', 1000)).toBeNull()
     expect(await store.getStream('folder-key')).toBeNull()
     expect(await store.head('folder-key')).toBeNull()
     await store.delete('folder-key')
