@@ -16,6 +16,8 @@ export interface Invocation {
   storage: ObjectStore
   limits: ToolLimits
   signal: AbortSignal
+  /** The controller behind `signal` when it was made for this call alone: the deadline aborts it directly. */
+  signalOwner?: AbortController
   log: Logger
   services: ToolServices
   emit?: (event: ToolEvent) => void
@@ -57,8 +59,11 @@ export async function invokeTool(invocation: Invocation): Promise<unknown> {
   if (deadlineMs === undefined) {
     output = await tool.run(invocation.input as never, { ...context, signal: invocation.signal })
   } else {
-    output = await runWithDeadline(deadlineMs, invocation.signal, (signal) =>
-      tool.run(invocation.input as never, { ...context, signal }),
+    output = await runWithDeadline(
+      deadlineMs,
+      invocation.signal,
+      (signal) => tool.run(invocation.input as never, { ...context, signal }),
+      invocation.signalOwner,
     )
   }
   const checked = tool.output.safeParse(output)
