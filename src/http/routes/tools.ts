@@ -91,7 +91,8 @@ async function readInput(context: Context<AppEnv>, tool: Tool, caller: Caller): 
       hint: 'Send a JSON object as the body, with the header "Content-Type: application/json".',
     })
   }
-  stripNullOptionalsChanged(body, caller.registry.inputSchema(tool))
+  // A body without the text "null" holds no null to drop: the walk over the schema is skipped.
+  if (text.includes('null')) stripNullOptionalsChanged(body, caller.registry.inputSchema(tool))
   const parsed = tool.input.safeParse(body)
   if (!parsed.success) throw validationError(parsed.error, 'input')
   return parsed.data
