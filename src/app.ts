@@ -1,6 +1,6 @@
 import { OpenAPIHono } from '@hono/zod-openapi'
 import { createApprovalStore } from './approvals/store'
-import { createAuthenticator } from './auth/authenticator'
+import { createAuthenticator, requiredApprovals } from './auth/authenticator'
 import { type Caller, createCaller } from './caller/caller'
 import type { Config } from './config/config'
 import type { Logger } from './core/logger'
@@ -39,6 +39,7 @@ import type { ProcessStarter } from './sources/types'
 import type { ObjectStore } from './storage/store'
 import { selectTools } from './tools/builtins'
 import { noServices, type ToolServices } from './tools/services'
+import { withShellDefaults } from './tools/shell/configured'
 import type { Tool } from './tools/tool'
 import { createTenantQuota } from './workspace/quota'
 
@@ -97,8 +98,11 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
 
 export function buildApp(deps: AppDeps): BuiltApp {
   const { config, storage, log } = deps
-  const builtins = deps.tools ?? selectTools(config.registry.enabled)
-  const authenticator = createAuthenticator(config.apiKeys)
+  const builtins = withShellDefaults(deps.tools ?? selectTools(config.registry.enabled), {
+    defaultTimeoutSeconds: config.sandbox.defaultTimeoutSeconds,
+  })
+  const authenticator = createAuthenticator(config.apiKeys, { approvalPolicy: config.approvals.policy })
+  warnUnapprovable(config, log)
   const publicUrl = config.http.configuredPublicUrl
   if (!config.downloads.signingSecret) {
     log.warn(
@@ -130,7 +134,12 @@ export function buildApp(deps: AppDeps): BuiltApp {
     settings: config.calls,
     services,
     log,
-    approvals: { store: createApprovalStore(storage), ttlSeconds: config.approvals.ttlSeconds, publicUrl },
+    approvals: {
+      store: createApprovalStore(storage),
+      ttlSeconds: config.approvals.ttlSeconds,
+      publicUrl,
+      webhook: config.approvals.webhookUrl ? { url: config.approvals.webhookUrl, secret: signingSecret } : undefined,
+    },
     jobs: {
       settings: config.jobs,
       http: services.http,
@@ -199,7 +208,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
     registry,
     storage,
     limits: { maxFileBytes: config.calls.maxFileBytes, maxResponseChars: config.calls.maxResponseChars },
-    shell: services.shell,
+    services,
   })
   registerOpenApiRoute(app, { registry, authenticator, publicUrl: config.http.publicUrl, version: serviceVersion })
   registerDocsRoutes(app, deps.docsAssets)
@@ -213,6 +222,22 @@ export function buildApp(deps: AppDeps): BuiltApp {
   registerFallbacks(app, registry)
   app.onError((error, context) => handleError(error, context, log))
   return { app, caller, sources }
+}
+
+/**
+ * A tenant whose keys need approvals but that has no approver key can only let its pending calls
+ * expire: the service starts (the operator may add the key later), saying so.
+ */
+function warnUnapprovable(config: Config, log: Logger): void {
+  const tenants = new Set(
+    config.apiKeys.filter((key) => requiredApprovals(key, config.approvals.policy).length > 0).map((key) => key.tenant),
+  )
+  for (const key of config.apiKeys) if (key.approver) tenants.delete(key.tenant)
+  if (tenants.size === 0) return
+  log.warn('keys need approvals but their tenant has no approver key: their pending calls can only expire', {
+    tenants: [...tenants].sort(),
+    hint: 'Add a keys-file entry with "approver": true for each tenant, or set TOOLPORT_APPROVAL=none.',
+  })
 }
 
 function createAppSources(deps: AppDeps, builtins: readonly Tool[], services: ToolServices): SourceHost {

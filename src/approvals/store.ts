@@ -9,11 +9,23 @@ export interface ApprovalRecord {
   tenant: string
   principal: StoredPrincipal
   tool: string
+  /** The tool's effect when the call was asked for (what the policy gated). */
+  effect?: string
   workspace: string
   input: unknown
   title: string
+  /** What the call would do (its dry run, cut to the response limit), for the approver's card. */
+  preview?: unknown
+  truncated?: true
+  hint?: string
   created_at: string
   expires_at: string
+}
+
+export interface ApprovalPage {
+  records: ApprovalRecord[]
+  /** Present when more records follow: the id of the last record of this page. */
+  cursor?: string
 }
 
 export interface ApprovalStore extends JsonRecords<ApprovalRecord> {
@@ -22,10 +34,37 @@ export interface ApprovalStore extends JsonRecords<ApprovalRecord> {
    * two instances) exactly one gets the record, so an approved call runs at most once.
    */
   take(tenant: string, id: string): Promise<ApprovalRecord | undefined>
+  /** The tenant's pending, unexpired calls, newest first, `limit` at a time after the record `cursor`. */
+  list(tenant: string, options: { limit: number; cursor?: string | undefined; now: Date }): Promise<ApprovalPage>
 }
+
+// Newest first in key order: an id starts with the milliseconds left until a far date, zero-padded.
+const farFuture = 9_999_999_999_999
+
+/** A new approval id: time-ordered (newest sorts first) and unguessable. */
+export function newApprovalId(now: Date): string {
+  return `${String(farFuture - now.getTime()).padStart(13, '0')}-${crypto.randomUUID()}`
+}
+
+// Enough for any real queue of pending calls (they expire); a listing never walks further.
+const maxListed = 10_000
 
 export function createApprovalStore(storage: ObjectStore): ApprovalStore {
   const records = createJsonRecords<ApprovalRecord>(storage, (tenant, id) => `approvals/${tenant}/${id}.json`)
+  async function idsOf(tenant: string): Promise<string[]> {
+    const prefix = `approvals/${tenant}/`
+    const ids: string[] = []
+    let cursor: string | undefined
+    do {
+      const page = await storage.list(prefix, cursor ? { cursor } : {})
+      for (const object of page.objects) {
+        const name = object.key.slice(prefix.length)
+        if (name.endsWith('.json') && !name.includes('/')) ids.push(name.slice(0, -'.json'.length))
+      }
+      cursor = page.cursor
+    } while (cursor && ids.length < maxListed)
+    return ids.sort()
+  }
   return {
     ...records,
     async take(tenant, id) {
@@ -35,6 +74,18 @@ export function createApprovalStore(storage: ObjectStore): ApprovalStore {
         if (record) await records.remove(tenant, id)
         return record
       })
+    },
+    async list(tenant, { limit, cursor, now }) {
+      const ids = (await idsOf(tenant)).filter((id) => cursor === undefined || id > cursor)
+      const page: ApprovalRecord[] = []
+      let last: string | undefined
+      for (const id of ids) {
+        if (page.length === limit) return { records: page, ...(last ? { cursor: last } : {}) }
+        last = id
+        const record = await records.load(tenant, id)
+        if (record && Date.parse(record.expires_at) > now.getTime()) page.push(record)
+      }
+      return { records: page }
     },
   }
 }

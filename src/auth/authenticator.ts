@@ -1,3 +1,4 @@
+import type { Effect } from '../core/effects'
 import { ToolError } from '../core/errors'
 import type { ApiKey } from './keys'
 import type { Principal } from './principal'
@@ -31,7 +32,10 @@ const unauthenticated = (message: string) =>
  * Keys are compared as SHA-256 digests in constant time, and every configured key is checked on
  * every call, so neither the key's length nor its position in the list shows in the timing.
  */
-export function createAuthenticator(keys: readonly ApiKey[]): Authenticator {
+export function createAuthenticator(
+  keys: readonly ApiKey[],
+  options: { approvalPolicy?: readonly Effect[] } = {},
+): Authenticator {
   const anonymous: Principal = {
     id: 'anonymous',
     tenant: 'default',
@@ -49,7 +53,7 @@ export function createAuthenticator(keys: readonly ApiKey[]): Authenticator {
         id: `key-${index + 1}`,
         tenant: apiKey.tenant,
         tools: apiKey.tools ? new Set(apiKey.tools) : undefined,
-        requireApproval: new Set(apiKey.require_approval ?? []),
+        requireApproval: new Set(requiredApprovals(apiKey, options.approvalPolicy ?? [])),
         approver: apiKey.approver === true,
         egress: apiKey.egress,
         admin: apiKey.admin === true,
@@ -79,4 +83,14 @@ export function createAuthenticator(keys: readonly ApiKey[]): Authenticator {
       return found
     },
   }
+}
+
+/**
+ * The effects whose calls wait for an approver, for one key: its own entry's require_approval when it
+ * has one (`[]` exempts it), otherwise the server's policy (TOOLPORT_APPROVAL). An approver key never
+ * waits: it could approve its own calls.
+ */
+export function requiredApprovals(apiKey: ApiKey, policy: readonly Effect[]): readonly Effect[] {
+  if (apiKey.require_approval) return apiKey.require_approval
+  return apiKey.approver ? [] : policy
 }

@@ -1,10 +1,11 @@
-import type { ApprovalRecord, ApprovalStore } from '../approvals/store'
+import { type ApprovalRecord, type ApprovalStore, newApprovalId } from '../approvals/store'
 import { storedFormOf, storedPrincipal } from '../auth/principal'
 import { ToolError } from '../core/errors'
 import type { ObjectStore } from '../storage/store'
 import type { ToolServices } from '../tools/services'
 import { type Tool, type ToolLimits, titleOfCall } from '../tools/tool'
 import { createWorkspace } from '../workspace/workspace'
+import { type ApprovalCard, cardOf, notifyApprovers } from './approval-card'
 import type { Call } from './call'
 import { type FittedPreview, fitPreview } from './preview'
 
@@ -33,6 +34,8 @@ export interface ApprovalGateDeps {
   ttlSeconds: number
   /** TOOLPORT_PUBLIC_URL when set; otherwise approve_url points at the request's origin. */
   publicUrl: string | undefined
+  /** TOOLPORT_APPROVAL_WEBHOOK_URL and the secret its posts are signed with. */
+  webhook?: { url: string; secret: string | Uint8Array } | undefined
   now?: () => Date
 }
 
@@ -43,11 +46,19 @@ export interface ApprovalGate {
   /**
    * Runs before a call: ?dry_run=true answers the preview; a call the key must have approved is stored
    * and answered pending — after its dry run, so a refusal known up front (missing file, bad path,
-   * old_text not found) is answered at once instead of costing someone a decision. Undefined: run it.
+   * old_text not found, a denied program, a blocked address, a size limit) is answered at once instead
+   * of costing someone a decision, and a call that would change nothing just runs. Undefined: run it.
    */
   admit(call: Call, options: { dryRun: boolean }): Promise<Admission | undefined>
   /** Takes a pending call out of the store (once: a second decision finds nothing) and decides it. */
   decide(principal: Call['principal'], id: string, decision: 'approve' | 'reject'): Promise<Decision>
+  /** The approver's inbox: the tenant's pending calls, newest first. */
+  list(
+    principal: Call['principal'],
+    options: { limit: number; cursor?: string | undefined; origin: string | undefined },
+  ): Promise<{ approvals: ApprovalCard[]; next_cursor?: string }>
+  /** One pending call's card, for an approver of its tenant. */
+  show(principal: Call['principal'], id: string, origin: string | undefined): Promise<ApprovalCard>
 }
 
 export function approvalNotFound(
@@ -62,8 +73,8 @@ export function approvalNotFound(
  * approve its own calls: deciding takes a separate approver key.
  */
 function notAnApprover() {
-  return new ToolError('permission_denied', 'This key may not decide approvals.', {
-    hint: 'Decide with an approver key of the same tenant: a keys-file entry with "approver": true. The key whose calls need approval cannot approve them.',
+  return new ToolError('permission_denied', 'This key may not see or decide approvals.', {
+    hint: 'Use an approver key of the same tenant: a keys-file entry with "approver": true. The key whose calls need approval cannot approve them.',
   })
 }
 
@@ -73,6 +84,7 @@ export function approvalUrl(origin: string, id: string): string {
 
 export function createApprovalGate(deps: ApprovalGateDeps): ApprovalGate {
   const now = deps.now ?? (() => new Date())
+  const originOf = (origin: string | undefined) => deps.publicUrl ?? origin ?? ''
   return {
     async admit(call, options) {
       const { tool, principal } = call
@@ -80,26 +92,38 @@ export function createApprovalGate(deps: ApprovalGateDeps): ApprovalGate {
       if (!options.dryRun && !needsApproval) return undefined
       if (options.dryRun && !tool.dryRun) {
         throw new ToolError('validation', `${tool.name} has no dry run.`, {
-          hint: 'dry_run=true is supported by write_file, apply_edit, multi_edit, revert_edit, delete_file and execute_command.',
+          hint: 'dry_run=true is for tools that change or reach something: a read changes nothing, so call it without dry_run.',
           details: { field: 'dry_run' },
         })
       }
       const title = titleOfCall(tool, call.input)
-      const fitted = fitPreview(await previewOf(tool, call, deps, title), deps.limits.maxResponseChars)
+      // Every check that does not depend on the decision runs here; the call runs them all again.
+      const preview = await previewOf(tool, call, deps, title)
+      const fitted = fitPreview(preview, deps.limits.maxResponseChars)
       if (options.dryRun) return { kind: 'dry_run', ...fitted }
+      if (tool.changesNothing?.(preview)) {
+        call.admitted = true
+        return undefined
+      }
       const created = now()
       const record: ApprovalRecord = {
-        id: crypto.randomUUID(),
+        id: newApprovalId(created),
         tenant: principal.tenant,
         principal: storedFormOf(principal),
         tool: tool.name,
+        effect: tool.effect,
         workspace: call.workspaceId,
         input: call.input,
         title,
+        ...fitted,
         created_at: created.toISOString(),
         expires_at: new Date(created.getTime() + deps.ttlSeconds * 1000).toISOString(),
       }
       await deps.store.save(record)
+      const origin = originOf(call.origin)
+      if (deps.webhook && deps.services.http) {
+        notifyApprovers(deps.services.http, deps.webhook, cardOf(record, origin))
+      }
       return {
         kind: 'pending_approval',
         pending: {
@@ -109,7 +133,7 @@ export function createApprovalGate(deps: ApprovalGateDeps): ApprovalGate {
           tool: tool.name,
           ...fitted,
           expires_at: record.expires_at,
-          approve_url: approvalUrl(deps.publicUrl ?? call.origin ?? '', record.id),
+          approve_url: approvalUrl(origin, record.id),
         },
       }
     },
@@ -131,6 +155,26 @@ export function createApprovalGate(deps: ApprovalGateDeps): ApprovalGate {
         principal: storedPrincipal({ ...record.principal, tenant: record.tenant }),
       }
     },
+
+    async list(principal, options) {
+      if (!principal.approver) throw notAnApprover()
+      const page = await deps.store.list(principal.tenant, {
+        limit: options.limit,
+        cursor: options.cursor,
+        now: now(),
+      })
+      return {
+        approvals: page.records.map((record) => cardOf(record, originOf(options.origin))),
+        ...(page.cursor ? { next_cursor: page.cursor } : {}),
+      }
+    },
+
+    async show(principal, id, origin) {
+      if (!principal.approver) throw notAnApprover()
+      const record = await deps.store.load(principal.tenant, id)
+      if (!record || Date.parse(record.expires_at) <= now().getTime()) throw approvalNotFound(id)
+      return cardOf(record, originOf(origin))
+    },
   }
 }
 
@@ -141,9 +185,9 @@ async function previewOf(tool: Tool, call: Call, deps: ApprovalGateDeps, title: 
     quota: deps.services.quota,
   })
   return tool.dryRun(call.input as never, {
+    ...deps.services,
     workspace,
     limits: deps.limits,
-    shell: deps.services.shell,
     keyEgress: call.principal.egress,
   })
 }

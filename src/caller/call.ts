@@ -18,4 +18,9 @@ export interface Call {
   emit?: (event: ToolEvent) => void
   /** The transport turns an output's `image` into an image block (MCP); see ToolContext.inlineImages. */
   inlineImages?: boolean
+  /**
+   * Set by the approval gate (Caller.admit) when a call its key's policy gates may run without a
+   * decision: its dry run showed it would change nothing. Transports never set it themselves.
+   */
+  admitted?: true
 }

@@ -8,7 +8,7 @@ import type { ToolRegistry } from '../registry/registry'
 import type { ObjectStore } from '../storage/store'
 import type { ToolServices } from '../tools/services'
 import type { ToolLimits } from '../tools/tool'
-import { type Admission, approvalNotFound, createApprovalGate } from './approvals'
+import { type Admission, type ApprovalGate, approvalNotFound, createApprovalGate } from './approvals'
 import type { Call } from './call'
 import { invokeTool } from './invoke'
 import { type CallJobsDeps, createCallJobs } from './jobs'
@@ -20,7 +20,12 @@ export interface CallerDeps {
   settings: CallSettings
   services: ToolServices
   log: Logger
-  approvals: { store: ApprovalStore; ttlSeconds: number; publicUrl: string | undefined }
+  approvals: {
+    store: ApprovalStore
+    ttlSeconds: number
+    publicUrl: string | undefined
+    webhook?: { url: string; secret: string | Uint8Array } | undefined
+  }
   jobs: Omit<CallJobsDeps, 'execute' | 'storage' | 'log'>
 }
 
@@ -54,6 +59,8 @@ export interface Caller {
     decision: 'approve' | 'reject',
     request: Pick<Call, 'origin' | 'signal'>,
   ): Promise<DecisionOutcome>
+  /** The approver's inbox (GET /v1/approvals) and one card (GET /v1/approvals/{id}). */
+  readonly approvals: Pick<ApprovalGate, 'list' | 'show'>
 }
 
 export function createCaller(deps: CallerDeps): Caller {
@@ -77,6 +84,7 @@ export function createCaller(deps: CallerDeps): Caller {
       ...(call.emit ? { emit: call.emit } : {}),
       ...(call.origin ? { origin: call.origin } : {}),
       ...(call.inlineImages ? { inlineImages: true } : {}),
+      ...(call.admitted ? { admitted: true } : {}),
     })
 
   const jobs = createCallJobs({
@@ -142,6 +150,7 @@ export function createCaller(deps: CallerDeps): Caller {
     registry,
     jobs,
     admit: (call, options) => gate.admit(call, options),
+    approvals: { list: (principal, options) => gate.list(principal, options), show: (...args) => gate.show(...args) },
     invoke,
     run,
     async decide(principal, id, decision, request) {

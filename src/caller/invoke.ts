@@ -25,6 +25,8 @@ export interface Invocation {
   origin?: string
   /** See ToolContext.inlineImages. */
   inlineImages?: boolean
+  /** See Call.admitted: the gate let this gated call through (it changes nothing). */
+  admitted?: boolean
 }
 
 /**
@@ -35,8 +37,8 @@ export interface Invocation {
 export async function invokeTool(invocation: Invocation): Promise<unknown> {
   const { tool, principal, log } = invocation
   assertToolAllowed(principal, tool)
-  // Approval is asked for by POST /v1/tools/{name} (the approval gate in caller/approvals.ts); other transports (MCP) may not skip it.
-  if (principal.requireApproval.has(tool.effect)) {
+  // Approval is asked for by the gate (Caller.admit, caller/approvals.ts) that REST and MCP call first: no transport may skip it.
+  if (principal.requireApproval.has(tool.effect) && !invocation.admitted) {
     throw new ToolError('permission_denied', `This key needs an approval to call ${tool.name} (${tool.effect}).`, {
       hint: `Call POST /v1/tools/${tool.name}: it answers 202 pending_approval, and POST /v1/approvals/{id} runs the call.`,
     })

@@ -59,3 +59,33 @@ export function jsonTypeOf(value: unknown): string {
   if (typeof value === 'number') return Number.isInteger(value) ? 'integer' : 'number'
   return typeof value
 }
+
+/**
+ * The property names of the object a path in a value leads to (["customization"], ["edits", 0]),
+ * read from the schema: array items, references and object branches followed. Undefined when the
+ * path leaves what the schema describes.
+ */
+export function propertyNamesAt(root: JsonSchema, path: readonly PropertyKey[]): string[] | undefined {
+  let schema: JsonSchema | undefined = root
+  for (const step of path) {
+    if (!schema) return undefined
+    schema = objectBranch(resolveRef(schema, root), root)
+    if (typeof step === 'number') {
+      schema = isSchema(schema.items) ? schema.items : undefined
+    } else {
+      schema = propertiesOf(schema).find(([name]) => name === String(step))?.[1]
+    }
+  }
+  if (!schema) return undefined
+  const names = propertiesOf(objectBranch(resolveRef(schema, root), root)).map(([name]) => name)
+  return names.length > 0 ? names : undefined
+}
+
+function objectBranch(schema: JsonSchema, root: JsonSchema): JsonSchema {
+  const branches = branchesOf(schema)
+  if (!branches) return schema
+  const found = branches
+    .map((branch) => resolveRef(branch, root))
+    .find((branch) => branch.type === 'object' || branch.type === 'array' || isSchema(branch.properties))
+  return found ?? schema
+}

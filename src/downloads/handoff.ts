@@ -64,53 +64,71 @@ export interface HandoffContext {
   origin?: string | undefined
 }
 
-/** Stores a generated file in the workspace and returns its hand-off record with a download URL. */
-export async function saveOutputFile(context: HandoffContext, file: OutputFile): Promise<GeneratedFile> {
-  const { workspace, limits, links } = context
-  if (!links) {
+/** Where a dry run says a generated file would go, and whether it would replace one. */
+export interface OutputPreview {
+  path: string
+  /** True when no output_path was given: the real call picks a new name of this form. */
+  generated: boolean
+  overwrites: boolean
+}
+
+/**
+ * Every check saveOutputFile makes before it writes, writing nothing: links can be issued, the path
+ * and extension are valid, no file or folder is in the way (the size is only known once made).
+ */
+export async function previewOutputFile(
+  context: Pick<HandoffContext, 'workspace' | 'limits' | 'links'>,
+  file: Omit<OutputFile, 'bytes'>,
+): Promise<OutputPreview> {
+  if (!context.links) {
     throw new ToolError('unavailable', 'This deployment cannot issue download links.', {
       hint: 'The file tools can still read the workspace; ask the operator to enable file links.',
     })
   }
   const path = resolveOutputPath(file.outputPath, file.suggestedName, file.extension)
-  const written = await workspace.writeFile(path, file.bytes, limits.maxFileBytes)
-  const name = baseNameOf(written.path)
-  const mimeType = mimeTypeOf(name)
-  const [sha256, link] = await Promise.all([
-    sha256Hex(file.bytes),
-    links.issue({ workspace, path: written.path, name, mimeType, origin: context.origin }),
-  ])
-  return {
-    path: written.path,
-    name,
-    mime_type: mimeType,
-    size: file.bytes.byteLength,
-    sha256,
-    url: link.url,
-    expires_at: link.expiresAt.toISOString(),
-  }
+  const { exists } = await context.workspace.checkWrite(path, undefined, context.limits.maxFileBytes)
+  return { path, generated: file.outputPath === undefined, overwrites: exists }
+}
+
+/** Stores a generated file in the workspace and returns its hand-off record with a download URL. */
+export async function saveOutputFile(context: HandoffContext, file: OutputFile): Promise<GeneratedFile> {
+  const links = requireLinks(context)
+  const path = resolveOutputPath(file.outputPath, file.suggestedName, file.extension)
+  const written = await context.workspace.writeFile(path, file.bytes, context.limits.maxFileBytes)
+  return recordOf(context, links, written.path, file.bytes)
 }
 
 /** The hand-off record of a file already in the workspace (one a command wrote), with a fresh link. */
 export async function existingFileRecord(context: HandoffContext, path: string): Promise<GeneratedFile> {
-  const { links } = context
-  if (!links) {
-    throw new ToolError('unavailable', 'This deployment cannot issue download links.', {
-      hint: 'The file tools can still read the workspace; ask the operator to enable file links.',
-    })
-  }
+  const links = requireLinks(context)
   const file = await context.workspace.readFile(path, context.limits.maxFileBytes)
-  const name = baseNameOf(file.path)
+  return recordOf(context, links, file.path, file.bytes)
+}
+
+function requireLinks(context: HandoffContext): FileLinks {
+  if (context.links) return context.links
+  throw new ToolError('unavailable', 'This deployment cannot issue download links.', {
+    hint: 'The file tools can still read the workspace; ask the operator to enable file links.',
+  })
+}
+
+async function recordOf(
+  context: HandoffContext,
+  links: FileLinks,
+  path: string,
+  bytes: Uint8Array,
+): Promise<GeneratedFile> {
+  const name = baseNameOf(path)
   const mimeType = mimeTypeOf(name)
   const [sha256, link] = await Promise.all([
-    sha256Hex(file.bytes),
-    links.issue({ workspace: context.workspace, path: file.path, name, mimeType, origin: context.origin }),
+    sha256Hex(bytes),
+    links.issue({ workspace: context.workspace, path, name, mimeType, origin: context.origin }),
   ])
   return {
-    path: file.path,
+    path,
     name,
     mime_type: mimeType,
-    size: file.bytes.byteLength,
+    size: bytes.byteLength,
     sha256,
     url: link.url,
     expires_at: link.expiresAt.toISOString(),

@@ -39,3 +39,10 @@ export const FileInputFields = {
     .optional()
     .describe('Files attached in ChatGPT (custom GPT actions); the first one is read. Use instead of path.'),
 }
+
+/** A dry run's account of a file the call would make. */
+export const OutputPreviewSchema = z.object({
+  path: z.string().describe('Workspace path the file would be stored at.'),
+  generated: z.boolean().describe('True when no output_path was given: the call picks a fresh name like this one.'),
+  overwrites: z.boolean().describe('True when a file is there already and would be replaced.'),
+})

@@ -1,6 +1,6 @@
 import { OpenAPIHono } from '@hono/zod-openapi'
 import type { Tool } from '../tools/tool'
-import { decideApproval } from './routes/approvals'
+import { decideApproval, listApprovals, showApproval } from './routes/approvals'
 import { cancelJob, getJob } from './routes/jobs'
 import { sourceRoutes } from './routes/sources'
 import { toolRoute } from './routes/tool-route'
@@ -96,6 +96,8 @@ function generated(builtins: readonly Tool[], options: DocumentOptions): OpenApi
   registry.registerPath(getJob)
   registry.registerPath(cancelJob)
   for (const tool of builtins) registry.registerPath(toolRoute(tool))
+  registry.registerPath(listApprovals)
+  registry.registerPath(showApproval)
   registry.registerPath(decideApproval)
   if (options.admin) for (const route of sourceRoutes) registry.registerPath(route)
   registry.registerComponent('securitySchemes', 'bearerAuth', {
@@ -141,10 +143,17 @@ function filled(
   const responses = operation.responses as Record<string, { content?: Record<string, { schema: unknown }> }>
   const okContent = responses['200']?.content?.['application/json']
   ;(requestBody.content['application/json'] as { schema: unknown }).schema = input
-  if (okContent) okContent.schema = output
+  // With a dry run the 200 is { anyOf: [output, dry-run answer] }: only the output is this tool's own.
+  const okSchema = okContent?.schema as { anyOf?: unknown[] } | undefined
+  if (okContent && Array.isArray(okSchema?.anyOf)) okSchema.anyOf[0] = output
+  else if (okContent) okContent.schema = output
   // The template is another tool's operation: every text that names the tool is this one's.
   const ok = responses['200'] as { description?: string } | undefined
-  if (ok) ok.description = `${tool.title}: result.`
+  if (ok) {
+    ok.description = tool.dryRun
+      ? `${tool.title}: result; with dry_run=true, { dry_run: true, preview }.`
+      : `${tool.title}: result.`
+  }
   return {
     ...operation,
     operationId: tool.name,
@@ -161,7 +170,9 @@ function filled(
  */
 export function subsetDocument(document: OpenApiDocument, names: ReadonlySet<string>): OpenApiDocument {
   const paths = Object.fromEntries(
-    Object.entries(document.paths ?? {}).filter(([, item]) => {
+    Object.entries(document.paths ?? {}).filter(([path, item]) => {
+      // The approver's inbox is for approver keys, not part of a GPT's chosen tools.
+      if (path.startsWith('/v1/approvals')) return false
       const operationId = item?.post?.operationId
       return operationId === undefined || names.has(operationId)
     }),

@@ -2,7 +2,9 @@ import { z } from '@hono/zod-openapi'
 import type { Context } from 'hono'
 import { HTTPException } from 'hono/http-exception'
 import type { ZodError } from 'zod'
+import { closestName } from '../core/closest-name'
 import { type ErrorCode, errorCodes, isToolError, nestingError, statusOf, ToolError, titleOf } from '../core/errors'
+import { type JsonSchema, propertyNamesAt } from '../core/json-schema'
 import type { Logger } from '../core/logger'
 import { describeCause } from '../core/logger'
 
@@ -47,8 +49,13 @@ function problemDocument(context: Context, error: ToolError) {
   return { ...standard, ...error.details, ...standard, ...(requestId ? { request_id: requestId } : {}) }
 }
 
-/** Turns a zod failure into one validation error naming the first failing field. */
-export function validationError(error: ZodError, subject: string): ToolError {
+/**
+ * Turns a zod failure into one validation error naming the first failing field. With the published
+ * input schema, an unknown field is named with the known one it most likely meant.
+ */
+export function validationError(error: ZodError, subject: string, schema?: JsonSchema): ToolError {
+  const unknown = error.issues.find((issue) => issue.code === 'unrecognized_keys')
+  if (unknown && unknown.code === 'unrecognized_keys') return unknownFieldError(unknown.path, unknown.keys, schema)
   const issues = error.issues.slice(0, 5).map((issue) => {
     const field = issue.path.map(String).join('.')
     return field ? `${field}: ${issue.message}` : issue.message
@@ -66,6 +73,27 @@ export function validationError(error: ZodError, subject: string): ToolError {
           : 'Send a JSON object that matches the input_schema in GET /v1/tools.',
     details: field ? { field } : {},
   })
+}
+
+function unknownFieldError(path: readonly PropertyKey[], keys: readonly string[], schema?: JsonSchema): ToolError {
+  const parent = path.map(String).join('.')
+  const key = keys[0] ?? ''
+  const field = parent ? `${parent}.${key}` : key
+  const known = schema ? propertyNamesAt(schema, path) : undefined
+  const guess = known ? closestName(key, known) : undefined
+  const names = keys.map((name) => JSON.stringify(parent ? `${parent}.${name}` : name)).join(', ')
+  const where = parent ? `"${parent}" takes` : 'The fields are'
+  const listed = known ? ` ${where}: ${known.join(', ')}.` : ''
+  return new ToolError(
+    'validation',
+    `Unknown field${keys.length > 1 ? 's' : ''} ${names}: this tool does not take ${keys.length > 1 ? 'them' : 'it'}.`,
+    {
+      hint: guess
+        ? `"${key}" is not a field; did you mean ${guess}?${listed}`
+        : `"${key}" is not a field of this tool: remove it.${listed}`,
+      details: { field, ...(guess ? { did_you_mean: parent ? `${parent}.${guess}` : guess } : {}) },
+    },
+  )
 }
 
 function fromHttpException(exception: HTTPException): ToolError {

@@ -14,6 +14,22 @@ export interface TenantSources {
   statuses: SourceStatus[]
 }
 
+/** Why a ready source's tools cannot join: a name a built-in or one of `others` (ready) has. */
+export function clashOf(
+  source: HostedSource,
+  others: readonly HostedSource[],
+  builtins: ReadonlyMap<string, Tool>,
+): string | undefined {
+  for (const tool of source.tools) {
+    if (builtins.has(tool.name)) return `its tool ${tool.name} has the name of the built-in ${tool.name}`
+    const owner = others.find(
+      (other) => other.state === 'ready' && other.tools.some((taken) => taken.name === tool.name),
+    )
+    if (owner) return `its tool ${tool.name} has the name of a tool of the source ${owner.id}`
+  }
+  return undefined
+}
+
 /**
  * Puts the sources together in order (built-ins, then operator sources, then the tenant's, each by id):
  * a tool whose name is already taken puts its whole source in error, naming both, so a source can

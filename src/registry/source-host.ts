@@ -1,13 +1,15 @@
 import { ToolError } from '../core/errors'
 import type { Logger } from '../core/logger'
 import type { HttpClient } from '../net/http'
-import { parseManifest, parseManifestText, type SourceDefinition, type TenantSourceKind } from '../sources/manifest'
+import { parseManifest, type SourceDefinition, type TenantSourceKind } from '../sources/manifest'
 import type { ProcessStarter, SourceLoadContext, SourceOwner, SourceStatus } from '../sources/types'
 import type { ObjectStore } from '../storage/store'
 import type { Tool } from '../tools/tool'
-import { assembleTenant, type TenantSources } from './assemble'
+import { assembleTenant, clashOf, type TenantSources } from './assemble'
 import { checkOutboundUrls } from './outbound-urls'
-import { createHostedSource, type HostedSource, loadTimeoutMs } from './source-entry'
+import { createPolledSet, type PolledSet } from './polled-set'
+import { type HostedSource, loadTimeoutMs } from './source-entry'
+import { createSourceSet, type ManifestFile, type SourceSet } from './source-set'
 import { createSourceStore, type SourceStore } from './source-store'
 
 export type { TenantSources }
@@ -69,218 +71,96 @@ export interface SourceHost {
   close(): Promise<void>
 }
 
-/** Why a stored manifest cannot be used: the source shows this as its error. */
-interface BrokenDefinition {
-  error: string
-  revision: string
-}
-
-/** What a source id should hold after a poll: a (re)read manifest, or what it holds now ('keep'). */
-type Wanted = SourceDefinition | BrokenDefinition | 'keep'
-
 interface TenantState {
-  entries: Map<string, HostedSource>
-  etags: Map<string, string>
-  checkedAt: number
-  checking: Promise<void> | undefined
+  polled: PolledSet
+  store: SourceStore
 }
 
 // A tenant's first call after a restart waits this long at most for its sources to load.
 const loadWaitMs = 10_000
+// Operator feeds in catalog order: compat packs, the watched folder, the bucket's prefix.
 const operatorFeedOrder = ['compat', 'folder', 'storage']
 
 export function createSourceHost(deps: SourceHostDeps): SourceHost {
   const now = deps.now ?? Date.now
   let version = 1
-  const feeds = new Map<string, Map<string, HostedSource>>()
-  const tenants = new Map<string, TenantState>()
-  const assembled = new Map<string, { version: number; sources: TenantSources }>()
-  const operatorStore = createSourceStore(deps.storage, 'sources/operator/')
-  const operatorStorage = {
-    etags: new Map<string, string>(),
-    checkedAt: 0,
-    checking: undefined as Promise<void> | undefined,
-  }
   const builtinNames = new Map(deps.builtins.map((tool) => [tool.name, tool]))
   const overridesAt = { version: 0, value: false }
   const pendingFeeds = new Set<Promise<void>>()
+  const assembled = new Map<string, { version: number; sources: TenantSources }>()
 
   const changed = (source: HostedSource, reloadWanted: boolean) => {
     version++
     if (reloadWanted) void source.load()
   }
 
-  function contextFor(owner: SourceOwner, definition: SourceDefinition) {
-    return (signal: AbortSignal): SourceLoadContext => ({
-      owner,
-      http: owner.kind === 'operator' && deps.httpAllowing ? deps.httpAllowing(explicitHosts(definition)) : deps.http,
-      secret: (name) => (owner.kind === 'operator' ? deps.environment[name] : deps.tenantSecrets(owner.tenant)[name]),
-      log: deps.log,
-      signal,
-      builtins: builtinNames,
-      maxResponseChars: deps.maxResponseChars,
-      processes: deps.processes,
-      keepWarm: deps.keepWarm,
-    })
-  }
-
-  function hosted(
-    owner: SourceOwner,
-    id: string,
-    definition: SourceDefinition | BrokenDefinition,
-    previous?: HostedSource,
-  ) {
-    return createHostedSource({
-      owner,
-      id,
-      definition,
-      ...(previous ? { knownNames: previous.knownNames } : {}),
-      // A broken definition never loads, so never asks for a context.
-      context:
-        'error' in definition
-          ? () => {
-              throw new Error(definition.error)
-            }
-          : contextFor(owner, definition),
-      log: deps.log,
-      changed,
-    })
-  }
-
-  /** Parses a stored manifest; one that does not parse (any more) is a source in error, not a crash. */
-  async function definitionOf(
-    owner: SourceOwner,
-    id: string,
-    text: string,
-    format: 'json' | 'yaml',
-  ): Promise<SourceDefinition | BrokenDefinition> {
-    try {
-      const definition = parseManifest(await parseManifestText(text, format, `${id}.${format}`), owner, {
-        tenantKinds: deps.tenantKinds,
+  function contextFor(owner: SourceOwner) {
+    return (definition: SourceDefinition) =>
+      (signal: AbortSignal): SourceLoadContext => ({
+        owner,
+        http: owner.kind === 'operator' && deps.httpAllowing ? deps.httpAllowing(explicitHosts(definition)) : deps.http,
+        secret: (name) => (owner.kind === 'operator' ? deps.environment[name] : deps.tenantSecrets(owner.tenant)[name]),
+        log: deps.log,
+        signal,
+        builtins: builtinNames,
+        maxResponseChars: deps.maxResponseChars,
+        processes: deps.processes,
+        keepWarm: deps.keepWarm,
       })
-      if (definition.manifest.id !== id) {
-        return {
-          error: `its id is ${definition.manifest.id}, but the file is named ${id}`,
-          revision: definition.revision,
-        }
-      }
-      return definition
-    } catch (error) {
-      const detail = error instanceof ToolError ? `${error.message} ${error.hint}` : String(error)
-      return { error: `the manifest is not valid: ${detail}`, revision: `invalid-${text.length}` }
-    }
   }
 
-  /**
-   * Puts new and changed sources in place and starts loading them (callers wait for loads, bounded,
-   * where they need the tools), and closes removed ones.
-   */
-  async function reconcile(
-    entries: Map<string, HostedSource>,
-    owner: SourceOwner,
-    wanted: Map<string, Wanted>,
-  ): Promise<void> {
-    let changes = 0
-    for (const [id, definition] of wanted) {
-      const current = entries.get(id)
-      if (definition === 'keep' || (current && current.revision === definition.revision)) continue
-      changes++
-      const next = hosted(owner, id, definition, current)
-      entries.set(id, next)
-      void next.load()
-      if (current) void current.close()
-    }
-    for (const [id, current] of entries) {
-      if (wanted.has(id)) continue
-      entries.delete(id)
-      changes++
-      void current.close()
-    }
-    if (changes > 0) version++
-  }
+  const setOf = (owner: SourceOwner) =>
+    createSourceSet({ owner, tenantKinds: deps.tenantKinds, context: contextFor(owner), log: deps.log, changed })
+  const operator: SourceOwner = { kind: 'operator' }
+  const feeds = new Map<string, SourceSet>(operatorFeedOrder.map((feed) => [feed, setOf(operator)]))
+  const operatorStorage = createPolledSet(
+    createSourceStore(deps.storage, 'sources/operator/'),
+    feeds.get('storage') as SourceSet,
+    { refreshMs: deps.refreshMs, now },
+  )
+  const tenants = new Map<string, TenantState>()
 
-  async function refreshOperatorStorage(): Promise<void> {
-    if (now() - operatorStorage.checkedAt < deps.refreshMs) return operatorStorage.checking
-    operatorStorage.checking ??= (async () => {
-      try {
-        const listed = await operatorStore.list()
-        const files = await readChanged(operatorStore, listed, operatorStorage.etags, feeds.get('storage'))
-        await applyFeed('storage', files)
-      } catch (error) {
-        deps.log.warn('operator sources in storage could not be read', { cause: String(error) })
-      } finally {
-        operatorStorage.checkedAt = now()
-        operatorStorage.checking = undefined
-      }
-    })()
-    return operatorStorage.checking
-  }
-
-  async function applyFeed(feed: string, files: ReadonlyMap<string, ManifestFile | 'unchanged'>): Promise<void> {
-    const entries = feeds.get(feed) ?? new Map<string, HostedSource>()
-    feeds.set(feed, entries)
-    await reconcile(entries, { kind: 'operator' }, await wantedOf({ kind: 'operator' }, files))
-  }
-
-  async function wantedOf(
-    owner: SourceOwner,
-    files: ReadonlyMap<string, ManifestFile | 'unchanged'>,
-  ): Promise<Map<string, Wanted>> {
-    const wanted = new Map<string, Wanted>()
-    for (const [id, file] of files) {
-      wanted.set(id, file === 'unchanged' ? 'keep' : await definitionOf(owner, id, file.text, file.format))
-    }
-    return wanted
-  }
-
-  async function refreshTenant(tenant: string): Promise<TenantState> {
+  function tenantState(tenant: string): TenantState {
     let state = tenants.get(tenant)
     if (!state) {
-      state = { entries: new Map(), etags: new Map(), checkedAt: 0, checking: undefined }
+      const store = createSourceStore(deps.storage, `sources/tenants/${tenant}/`)
+      state = {
+        store,
+        polled: createPolledSet(store, setOf({ kind: 'tenant', tenant }), { refreshMs: deps.refreshMs, now }),
+      }
       tenants.set(tenant, state)
     }
-    const current = state
-    if (now() - current.checkedAt >= deps.refreshMs) {
-      current.checking ??= (async () => {
-        const store = tenantStore(tenant)
-        const listed = await store.list()
-        const files = await readChanged(store, listed, current.etags, current.entries)
-        const owner: SourceOwner = { kind: 'tenant', tenant }
-        await reconcile(current.entries, owner, await wantedOf(owner, files))
-        current.checkedAt = now()
-      })().finally(() => {
-        current.checking = undefined
-      })
-    }
-    await current.checking
-    return current
+    return state
   }
 
-  function tenantStore(tenant: string): SourceStore {
-    return createSourceStore(deps.storage, `sources/tenants/${tenant}/`)
+  async function refreshed(polled: PolledSet): Promise<void> {
+    if (await polled.refresh()) version++
   }
 
   function operatorEntries(): HostedSource[] {
-    const ordered = [...feeds.keys()].sort((a, b) => operatorFeedOrder.indexOf(a) - operatorFeedOrder.indexOf(b))
-    return ordered.flatMap((feed) => [...(feeds.get(feed)?.values() ?? [])].sort((a, b) => a.id.localeCompare(b.id)))
+    return operatorFeedOrder.flatMap((feed) => feeds.get(feed)?.ordered() ?? [])
   }
 
   async function prepare(tenant: string | undefined): Promise<HostedSource[]> {
     if (pendingFeeds.size > 0) await Promise.all(pendingFeeds)
-    await refreshOperatorStorage()
-    const state = tenant === undefined ? undefined : await refreshTenant(tenant)
-    const own = state ? [...state.entries.values()].sort((a, b) => a.id.localeCompare(b.id)) : []
-    const all = [...operatorEntries(), ...own]
+    // The bucket's operator sources: a storage that does not answer must not break the built-ins.
+    await refreshed(operatorStorage).catch((error: unknown) =>
+      deps.log.warn('operator sources in storage could not be read', { cause: String(error) }),
+    )
+    const state = tenant === undefined ? undefined : tenantState(tenant)
+    if (state) await refreshed(state.polled)
+    const all = [...operatorEntries(), ...(state?.polled.set.ordered() ?? [])]
     const time = now()
     for (const source of all) if (source.retryDue(time, deps.upstreamRefreshMs)) void source.load()
     // Loads in progress get a bounded wait: a source whose upstream hangs must not hold every call.
     const loading = all.filter((source) => source.state === 'loading')
-    if (loading.length > 0)
+    if (loading.length > 0) {
       await Promise.race([Promise.all(loading.map((source) => source.settled())), delay(loadWaitMs)])
+    }
     return all
   }
 
-  const host: SourceHost = {
+  return {
     get version() {
       return version
     },
@@ -305,12 +185,10 @@ export function createSourceHost(deps: SourceHostDeps): SourceHost {
       return result
     },
     async statuses(tenant) {
-      const sources = await prepare(tenant)
-      return assembleTenant(sources, builtinNames).statuses
+      return assembleTenant(await prepare(tenant), builtinNames).statuses
     },
     async put(tenant, id, json) {
-      const owner: SourceOwner = { kind: 'tenant', tenant }
-      const definition = parseManifest(json, owner, { tenantKinds: deps.tenantKinds })
+      const definition = parseManifest(json, { kind: 'tenant', tenant }, { tenantKinds: deps.tenantKinds })
       if (definition.manifest.id !== id) {
         throw new ToolError('validation', `The manifest's id is ${definition.manifest.id}, but the URL names ${id}.`, {
           hint: `PUT the manifest to /v1/sources/${definition.manifest.id}, or change its id to ${id}.`,
@@ -318,35 +196,45 @@ export function createSourceHost(deps: SourceHostDeps): SourceHost {
         })
       }
       if (deps.http) await checkOutboundUrls(definition.manifest, deps.http)
-      const state = await refreshTenant(tenant)
-      const existed = state.entries.has(id)
-      if (!existed && state.entries.size >= deps.maxTenantSources) {
-        throw new ToolError('size_exceeded', `This tenant has ${state.entries.size} sources, the most allowed.`, {
+      const state = tenantState(tenant)
+      await refreshed(state.polled)
+      const { set } = state.polled
+      const existed = set.entries.has(id)
+      if (!existed && set.entries.size >= deps.maxTenantSources) {
+        throw new ToolError('size_exceeded', `This tenant has ${set.entries.size} sources, the most allowed.`, {
           hint: 'Remove a source (DELETE /v1/sources/{id}) before adding another.',
         })
       }
-      const text = JSON.stringify(json)
-      await tenantStore(tenant).write(id, text)
-      const previous = state.entries.get(id)
-      const next = hosted(owner, id, definition, previous)
-      state.entries.set(id, next)
-      version++
-      if (previous) void previous.close()
+      // Loaded before it is stored: a source whose tools would take names already taken is refused with
+      // 409 naming both, rather than stored to break the source that had them (or a built-in) later.
+      const next = set.candidate(id, definition)
       await Promise.race([next.load(), delay(loadTimeoutMs + 1_000)])
-      const status = assembleTenant([...operatorEntries(), ...state.entries.values()], builtinNames).statuses.find(
+      const others = [...operatorEntries(), ...set.ordered().filter((source) => source.id !== id)]
+      const clash = next.state === 'ready' ? clashOf(next, others, builtinNames) : undefined
+      if (clash) {
+        await next.close()
+        throw new ToolError('conflict', `The source ${id} was not registered: ${clash}.`, {
+          hint: 'Rename the tool (or the tools of one of the sources), or remove the other source first.',
+          details: { field: 'tools' },
+        })
+      }
+      await state.store.write(id, JSON.stringify(json))
+      set.adopt(next)
+      version++
+      const status = assembleTenant([...operatorEntries(), ...set.ordered()], builtinNames).statuses.find(
         (entry) => entry.owner === 'tenant' && entry.id === id,
       )
       return { status: status ?? next.status(), created: !existed }
     },
     async remove(tenant, id) {
-      const state = await refreshTenant(tenant)
-      const current = state.entries.get(id)
-      if (!current) return false
-      await tenantStore(tenant).remove(id)
-      state.entries.delete(id)
-      state.etags.delete(id)
+      const state = tenantState(tenant)
+      await refreshed(state.polled)
+      if (!state.polled.set.entries.has(id)) return false
+      await state.store.remove(id)
+      const removed = state.polled.set.remove(id)
+      state.polled.forget(id)
       version++
-      await current.close()
+      await removed?.close()
       return true
     },
     async setFeed(feed, files) {
@@ -355,7 +243,11 @@ export function createSourceHost(deps: SourceHostDeps): SourceHost {
         const match = /^(.+)\.(json|ya?ml)$/.exec(file.name)
         if (match?.[1]) byId.set(match[1], { text: file.text, format: file.format })
       }
-      const applying = applyFeed(feed, byId)
+      const set = feeds.get(feed)
+      if (!set) throw new Error(`unknown source feed ${feed}`)
+      const applying = set.reconcile(byId).then((any) => {
+        if (any) version++
+      })
       pendingFeeds.add(applying)
       try {
         await applying
@@ -364,40 +256,11 @@ export function createSourceHost(deps: SourceHostDeps): SourceHost {
       }
     },
     async close() {
-      const all = [...operatorEntries(), ...[...tenants.values()].flatMap((state) => [...state.entries.values()])]
-      feeds.clear()
+      const sets = [...feeds.values(), ...[...tenants.values()].map((state) => state.polled.set)]
       tenants.clear()
-      await Promise.all(all.map((source) => source.close()))
+      await Promise.all(sets.map((set) => set.close()))
     },
   }
-  return host
-}
-
-interface ManifestFile {
-  text: string
-  format: 'json' | 'yaml'
-}
-
-/** Reads the manifests whose etag changed since the last poll; the others are 'unchanged'. */
-async function readChanged(
-  store: SourceStore,
-  listed: Awaited<ReturnType<SourceStore['list']>>,
-  etags: Map<string, string>,
-  current: ReadonlyMap<string, HostedSource> | undefined,
-): Promise<Map<string, ManifestFile | 'unchanged'>> {
-  const files = new Map<string, ManifestFile | 'unchanged'>()
-  for (const entry of listed) {
-    if (etags.get(entry.id) === entry.etag && current?.has(entry.id)) {
-      files.set(entry.id, 'unchanged')
-      continue
-    }
-    const read = await store.read(entry)
-    if (!read) continue
-    etags.set(entry.id, read.etag)
-    files.set(entry.id, { text: read.text, format: entry.format })
-  }
-  for (const id of [...etags.keys()]) if (!files.has(id)) etags.delete(id)
-  return files
 }
 
 /** The hosts an operator manifest names (its url, base_url): the operator trusts them, private or not. */

@@ -44,6 +44,12 @@ export const sandboxSettings = defineSettings({
       schema: commaList(programName, 'not a program name', 'use names like git, python3').optional(),
       description: 'Comma list of programs a command may not run; deny wins over allow. A denied program is 403.',
     }),
+    TOOLPORT_SHELL_DEFAULT_TIMEOUT_SECONDS: variable({
+      schema: positiveInteger.max(3600),
+      default: '30',
+      description:
+        "`execute_command`'s `timeout_seconds` when a call gives none (1-3600); the published schema shows it as the default. Reference 001's ShellTimeout; 000 uses 60.",
+    }),
     TOOLPORT_SHELL_MAX_OUTPUT_BYTES: variable({
       schema: positiveInteger.max(16 * 1024 * 1024),
       default: String(64 * 1024),
@@ -151,6 +157,8 @@ export const sandboxSettings = defineSettings({
       /** Programs a command may (allow) or may not (deny) run; undefined: no list. */
       allow: values.TOOLPORT_SHELL_ALLOW,
       deny: values.TOOLPORT_SHELL_DENY,
+      /** execute_command's timeout_seconds when a call gives none. */
+      defaultTimeoutSeconds: values.TOOLPORT_SHELL_DEFAULT_TIMEOUT_SECONDS,
       /** Parallel commands; undefined means one per CPU (decided by the runtime). */
       concurrency: values.TOOLPORT_SHELL_CONCURRENCY,
       queue: values.TOOLPORT_SHELL_QUEUE,

@@ -36,6 +36,32 @@ export const JsonSchemaObject = z.record(z.string(), z.unknown())
 
 export const TimeoutSeconds = z.number().int().min(1).max(3600)
 
+/** The most of an upstream's answer read (http and openapi sources); past it, 502. */
+export const MaxResponseBytes = z
+  .number()
+  .int()
+  .min(1024)
+  .max(64 * 1024 * 1024)
+  .default(4 * 1024 * 1024)
+
+/**
+ * The identity and description every tool a manifest declares carries: named as declared, its id
+ * `{source}:{tool}`, labelled with its source.
+ */
+export function declaredIdentity(
+  source: string,
+  declared: { name: string; title?: string | undefined; description: string; effect: z.infer<typeof Effect> },
+) {
+  return {
+    name: declared.name,
+    id: `${source}:${declared.name}`,
+    source,
+    title: declared.title ?? declared.name,
+    description: declared.description,
+    effect: declared.effect,
+  }
+}
+
 /** A tool a manifest declares with its own schemas (http and command sources). */
 export const DeclaredTool = z.strictObject({
   name: ToolName,

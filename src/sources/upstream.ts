@@ -54,6 +54,12 @@ export async function upstreamJson(http: HttpClient, call: UpstreamCall): Promis
   }
 }
 
+/** The outbound client a source needs to load; a runtime without one puts the source in error. */
+export function outboundClient(http: HttpClient | undefined): HttpClient {
+  if (!http) throw new Error('this runtime has no outbound HTTP client')
+  return http
+}
+
 export function upstreamError(call: Pick<UpstreamCall, 'source' | 'tool'>, problem: string, hint: string): ToolError {
   return new ToolError('connection', `The upstream of ${call.tool} (source ${call.source}) ${problem}.`, {
     hint,

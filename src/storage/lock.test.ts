@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { withObjectLock } from './lock'
 import { createMemoryStorage } from './memory'
+import type { ObjectStore } from './store'
 
 describe('withObjectLock', () => {
   it('runs critical sections of one key one at a time, and removes the lock after each', async () => {
@@ -42,5 +43,61 @@ describe('withObjectLock', () => {
     // Older than staleMs: its holder is taken to have crashed.
     expect(await withObjectLock(storage, 'locks/c.lock', async () => 'ran', { staleMs: 50 })).toBe('ran')
     expect(await storage.head('locks/c.lock')).toBeNull()
+  })
+})
+
+function slowly(storage: ObjectStore): ObjectStore {
+  const pause = () => new Promise((resolve) => setTimeout(resolve, Math.random() * 15))
+  return {
+    ...storage,
+    head: async (key) => {
+      const found = await storage.head(key)
+      await pause()
+      return found
+    },
+    delete: async (key) => {
+      await pause()
+      await storage.delete(key)
+    },
+  }
+}
+
+describe('withObjectLock takeover', () => {
+  it('lets one waiter at a time through when many find the same abandoned lock', async () => {
+    for (let round = 0; round < 5; round++) {
+      // Calls that take their time, as over a network: a slow delete lands after another waiter's create.
+      const storage = slowly(createMemoryStorage())
+      await storage.put('locks/d.lock', 'crashed holder')
+      await new Promise((resolve) => setTimeout(resolve, 30))
+      let inside = 0
+      let most = 0
+      await Promise.all(
+        Array.from({ length: 8 }, () =>
+          withObjectLock(
+            storage,
+            'locks/d.lock',
+            async () => {
+              inside++
+              most = Math.max(most, inside)
+              await new Promise((resolve) => setTimeout(resolve, 5))
+              inside--
+            },
+            { staleMs: 20 },
+          ),
+        ),
+      )
+      expect(most, `round ${round}`).toBe(1)
+      expect(await storage.head('locks/d.lock')).toBeNull()
+      expect((await storage.list('locks/')).objects).toEqual([])
+    }
+  })
+
+  it('does not free a lock that is no longer its own', async () => {
+    const storage = createMemoryStorage()
+    await withObjectLock(storage, 'locks/e.lock', async () => {
+      // While this holder runs, its lock is replaced (taken over after it went stale).
+      await storage.put('locks/e.lock', 'another holder')
+    })
+    expect(new TextDecoder().decode((await storage.get('locks/e.lock'))?.body)).toBe('another holder')
   })
 })

@@ -96,10 +96,23 @@ export interface Tool<Input extends AnyZodObject = AnyZodObject, Output extends 
    * the tool's own checks, so a call that cannot succeed is refused before anyone is asked.
    */
   dryRun?(input: z.output<Input>, context: DryRunContext): Promise<unknown>
+  /**
+   * The shape of what dryRun answers: the OpenAPI document declares `?dry_run=true`'s 200 with it, and
+   * every built-in with a dry run has one (a test parses each dry run with it).
+   */
+  preview?: AnyZodObject
+  /**
+   * True when the dry run shows the call would change nothing (a delete of a file that is not there):
+   * such a call runs without asking an approver, since there is nothing to decide.
+   */
+  changesNothing?(preview: unknown): boolean
 }
 
-/** What a dry run may use: it reads the workspace, and writes and sends nothing. */
-export interface DryRunContext extends Pick<ToolServices, 'shell'> {
+/**
+ * What a dry run may use: it reads the workspace and asks the services what they would do (the
+ * command policy, the address rules), and writes and sends nothing.
+ */
+export interface DryRunContext extends Partial<ToolServices> {
   workspace: Workspace
   limits: ToolLimits
   keyEgress: EgressPolicy | undefined

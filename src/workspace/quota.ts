@@ -24,6 +24,8 @@ export interface TenantQuota {
     previousBytes: number,
     nextBytes: number,
   ): Promise<void>
+  /** The same check as assertRoom, reserving nothing: for a dry run, which writes nothing. */
+  checkRoom(storage: ObjectStore, tenant: string, path: string, previousBytes: number, nextBytes: number): Promise<void>
   /** Records a change this instance made (positive: bytes added). */
   adjust(tenant: string, deltaBytes: number): void
 }
@@ -81,25 +83,30 @@ export function createTenantQuota(options: TenantQuotaOptions): TenantQuota {
     async assertRoom(storage, tenant, path, previousBytes, nextBytes) {
       if (nextBytes <= previousBytes) return
       const entry = await entryOf(storage, tenant)
-      const used = entry.bytes
+      const after = entry.bytes - previousBytes + nextBytes
+      if (after > options.limitBytes) throw overQuota(path, entry.bytes, after, nextBytes)
+      entry.bytes = after
+    },
+    async checkRoom(storage, tenant, path, previousBytes, nextBytes) {
+      if (nextBytes <= previousBytes) return
+      const used = (await entryOf(storage, tenant)).bytes
       const after = used - previousBytes + nextBytes
-      if (after <= options.limitBytes) {
-        entry.bytes = after
-        return
-      }
-      throw new ToolError(
-        'size_exceeded',
-        `Writing ${path} (${nextBytes} bytes) would take this tenant's storage to ${after} bytes; the quota is ${options.limitBytes} bytes.`,
-        {
-          hint: `This tenant stores ${used} of ${options.limitBytes} bytes. Delete files you no longer need (delete_file), or write less.`,
-          details: { limit: options.limitBytes, used, size: nextBytes },
-        },
-      )
+      if (after > options.limitBytes) throw overQuota(path, used, after, nextBytes)
     },
     adjust(tenant, deltaBytes) {
       const cached = cache.get(tenant)
       if (cached) cached.bytes = Math.max(0, cached.bytes + deltaBytes)
     },
+  }
+  function overQuota(path: string, used: number, after: number, nextBytes: number): ToolError {
+    return new ToolError(
+      'size_exceeded',
+      `Writing ${path} (${nextBytes} bytes) would take this tenant's storage to ${after} bytes; the quota is ${options.limitBytes} bytes.`,
+      {
+        hint: `This tenant stores ${used} of ${options.limitBytes} bytes. Delete files you no longer need (delete_file), or write less.`,
+        details: { limit: options.limitBytes, used, size: nextBytes },
+      },
+    )
   }
   return quota
 }

@@ -45,6 +45,13 @@ export interface Workspace {
     options?: { ifMatch?: string },
   ): Promise<{ path: string; info: ObjectInfo }>
   /** Returns false when there was nothing to delete. */
+  /**
+   * Every check writeFile would make of writing `size` bytes (unknown: the path checks only) at the
+   * path, writing nothing: the path, the size limit, a file or folder in the way, the tenant's quota.
+   */
+  checkWrite(path: string, size: number | undefined, maxBytes: number): Promise<{ path: string; exists: boolean }>
+  /** Every check deleteFile would make, deleting nothing: whether there is a file to delete. */
+  checkDelete(path: string): Promise<{ path: string; exists: boolean }>
   deleteFile(path: string): Promise<{ path: string; deleted: boolean }>
   list(path: string, options: ListOptions): Promise<{ path: string; listing: WorkspaceListing }>
 }
@@ -173,6 +180,24 @@ export function createWorkspace(
         const info = await storage.put(keyOf(path), bytes)
         return { path, info }
       })
+    },
+
+    async checkWrite(rawPath, size, maxBytes) {
+      const path = normalizeWorkspacePath(rawPath)
+      if (size !== undefined && size > maxBytes) throw sizeExceeded(path, size, maxBytes)
+      const current = await storage.head(keyOf(path))
+      if (!current) await assertWritable(path)
+      if (size !== undefined && options.quota) {
+        await options.quota.checkRoom(backing, tenant, path, current?.size ?? 0, size)
+      }
+      return { path, exists: current !== null }
+    },
+
+    async checkDelete(rawPath) {
+      const path = normalizeWorkspacePath(rawPath)
+      if (await storage.head(keyOf(path))) return { path, exists: true }
+      if (await isFolder(path)) throw await missing(path)
+      return { path, exists: false }
     },
 
     async deleteFile(rawPath) {

@@ -104,3 +104,76 @@ describe('GET /v1/context', () => {
     expect(JSON.parse(badFormat.text)).toMatchObject({ code: 'validation', field: 'format' })
   })
 })
+
+describe('GET /v1/context: the policies of this key', () => {
+  const gated = 'policy-gated-key-0123456789'
+  const approver = 'policy-approver-key-0123456789'
+  let policed: TestServer
+
+  beforeAll(async () => {
+    policed = await startTestServer(
+      {
+        TOOLPORT_API_KEYS: `acme=${gated}`,
+        TOOLPORT_APPROVAL: 'destructive',
+        TOOLPORT_SHELL_ALLOW: 'ls,cat,rm',
+        TOOLPORT_SHELL_DENY: 'rm',
+        TOOLPORT_ENV_ALLOW: 'REGION,STAGE',
+        TOOLPORT_SEARXNG_URL: 'http://127.0.0.1:9/search',
+        TOOLPORT_SHELL_DEFAULT_TIMEOUT_SECONDS: '60',
+      },
+      { shell: true, fileKeys: [{ tenant: 'acme', key: approver, approver: true }] },
+    )
+  }, 60_000)
+  afterAll(async () => {
+    await policed?.stop()
+  })
+
+  const read = async (key: string, format = 'json') => {
+    const response = await fetch(`${policed.url}/v1/context?format=${format}`, {
+      headers: { authorization: `Bearer ${key}` },
+    })
+    return format === 'json' ? response.json() : response.text()
+  }
+
+  it('names the shell policy, the readable variables, web search and the approval rules', async () => {
+    const body = await read(gated)
+    expect(body.policies).toEqual({
+      shell: { allow: ['ls', 'cat', 'rm'], deny: ['rm'] },
+      readable_env: ['REGION', 'STAGE'],
+      web_search: { available: true, provider: 'searxng' },
+      approval: { required_for: ['destructive'], approver: false },
+    })
+    expect(body.limits.shell_timeout_seconds).toEqual({ default: 60, max: 3600 })
+    const text = await read(gated, 'text')
+    expect(text).toContain(
+      '- Shell: only these programs may run: ls, cat, rm (and shell builtins); these programs may not run: rm.',
+    )
+    expect(text).toContain('- get_env may read: REGION, STAGE.')
+    expect(text).toContain('- web_search is available (searxng).')
+    expect(text).toContain('your destructive calls wait for an approver')
+    expect(text).toContain('execute_command stops a command after 60 s')
+    expect((await read(approver)).policies.approval).toEqual({ required_for: [], approver: true })
+  })
+
+  it('TOOLPORT_SHELL_DEFAULT_TIMEOUT_SECONDS is the default a call gets, and the published one', async () => {
+    const catalog = await (
+      await fetch(`${policed.url}/v1/tools`, { headers: { authorization: `Bearer ${gated}` } })
+    ).json()
+    const shell = catalog.tools.find((tool: { name: string }) => tool.name === 'execute_command')
+    expect(shell.input_schema.properties.timeout_seconds.default).toBe(60)
+    const preview = await fetch(`${policed.url}/v1/tools/execute_command?dry_run=true`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${approver}` },
+      body: JSON.stringify({ command: 'ls' }),
+    })
+    expect((await preview.json()).preview.timeout_seconds).toBe(60)
+  })
+
+  it('a denied program is never listed as allowed in the hint', async () => {
+    const denied = await policed.call('execute_command', { command: 'rm -f x' }, { key: approver })
+    expect(denied.status).toBe(403)
+    expect(denied.body.hint).toContain('"rm" is denied on this service')
+    expect(denied.body.hint).toContain('allowed: ls, cat,')
+    expect(denied.body.hint).not.toMatch(/allowed: [^.]*\brm\b/)
+  })
+})

@@ -157,13 +157,15 @@ describe('client mistakes get problem+json, never a 500', () => {
     expectProblem(await raw('/v2/whatever'), 404, 'not_found')
   })
 
-  it('prototype-pollution keys are ignored, not merged', async () => {
+  it('prototype-pollution keys are refused as unknown fields, never merged', async () => {
     const result = await server.call(
       'write_file',
       '{"path":"proto.txt","content":"ok","__proto__":{"polluted":true},"constructor":{"prototype":{"x":1}}}',
     )
-    expect(result.status).toBe(200)
+    expect(result.status).toBe(400)
+    expect(result.body).toMatchObject({ code: 'validation', field: '__proto__' })
     expect(({} as Record<string, unknown>).polluted).toBeUndefined()
+    expect((await server.call('read_file', { path: 'proto.txt' })).status).toBe(404)
   })
 })
 
@@ -270,6 +272,7 @@ describe('TOOLPORT_TOOLS', () => {
       expect((await subset.call('write_file', { path: 'a', content: 'b' })).status).toBe(404)
       const document = await fetch(`${subset.url}/openapi.json`).then((response) => response.json())
       expect(Object.keys(document.paths).sort()).toEqual([
+        '/v1/approvals',
         '/v1/approvals/{id}',
         '/v1/jobs/{id}',
         '/v1/tools/list_files',

@@ -53,18 +53,24 @@ function within<T>(promise: Promise<T>, ms: number): Promise<T> {
   return Promise.race([promise, delay(ms).then(() => Promise.reject(new Error(`did not settle within ${ms} ms`)))])
 }
 
-/** Counts downloads at the storage level, independently of what the mirror reports. */
+/**
+ * Counts workspace downloads at the storage level, independently of what the mirror reports.
+ * Lock objects (under `locks/`) are read to release them; those reads are not workspace downloads.
+ */
 function counting(storage: ObjectStore): { storage: ObjectStore; downloads: () => number } {
   let downloads = 0
+  const count = (key: string) => {
+    if (!key.startsWith('locks/')) downloads++
+  }
   return {
     storage: {
       ...storage,
       getStream: (key) => {
-        downloads++
+        count(key)
         return storage.getStream(key)
       },
       get: (key) => {
-        downloads++
+        count(key)
         return storage.get(key)
       },
     },

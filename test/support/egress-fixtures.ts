@@ -123,13 +123,24 @@ function answer(request: IncomingMessage, response: ServerResponse): void {
     return
   }
   if (request.url?.startsWith('/bytes/')) {
-    let left = Number(request.url.slice('/bytes/'.length)) || 0
+    const url = new URL(request.url, 'http://fixture')
+    let left = Number(url.pathname.slice('/bytes/'.length)) || 0
+    // ?rate=bytes per second paces the body like a link of that speed (unset: as fast as the socket takes it).
+    const rate = Number(url.searchParams.get('rate')) || 0
     response.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(left) })
     const chunk = Buffer.alloc(64 * 1024, 'y')
+    const started = performance.now()
+    let sent = 0
     const pump = () => {
       while (left > 0) {
+        const due = rate ? ((sent + chunk.byteLength) / rate) * 1000 - (performance.now() - started) : 0
+        if (due > 1) {
+          setTimeout(pump, due)
+          return
+        }
         const part = left >= chunk.byteLength ? chunk : chunk.subarray(0, left)
         left -= part.byteLength
+        sent += part.byteLength
         if (!response.write(part)) return
       }
       response.end()

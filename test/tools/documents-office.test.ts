@@ -144,6 +144,120 @@ describe.each(['fs', 's3'] as const)('office_document on %s storage', (driver) =
     expect(all).toMatch(/i="1"/)
   })
 
+  it('PowerPoint honours every spacing option: margins, paddings, line spacing', async () => {
+    // The offset (x, y) and extent (cx, cy) of the shape whose text is `text`, in EMU (914,400 an inch).
+    const box = (xml: string, text: string) => {
+      const shape = xml.split('<p:sp>').find((part) => part.includes(`<a:t>${text}</a:t>`)) ?? ''
+      const [, x, y] = /<a:off x="(\d+)" y="(\d+)"\/>/.exec(shape) ?? []
+      const [, cx, cy] = /<a:ext cx="(\d+)" cy="(\d+)"\/>/.exec(shape) ?? []
+      return { x: Number(x), y: Number(y), cx: Number(cx), cy: Number(cy) }
+    }
+    const deck = async (spacing: Record<string, number>) => {
+      const { bytes } = await makeAndDownload(server, 'office_document', {
+        document_type: 'powerpoint',
+        title: 'Deck',
+        content: { slides: [{ title: 'Agenda', text: 'Body text here' }] },
+        customization: spacing,
+      })
+      const parts = ooxmlParts(bytes)
+      return { cover: parts['ppt/slides/slide1.xml'] as string, slide: parts['ppt/slides/slide2.xml'] as string }
+    }
+    const inch = 914_400
+    const base = await deck({})
+    const spaced = await deck({
+      margin_top: 72,
+      margin_left: 72,
+      margin_right: 36,
+      margin_bottom: 54,
+      padding_header: 72,
+      padding_content: 36,
+      padding_footer: 72,
+      line_spacing: 2,
+    })
+    // margin_top moves the title down by its own amount (1 inch here against the default 0.4).
+    expect(box(spaced.slide, 'Agenda').y - box(base.slide, 'Agenda').y).toBe(Math.round(0.6 * inch))
+    expect(box(spaced.slide, 'Agenda').x).toBe(inch)
+    // padding_header grows the title line; padding_content pushes the body further below the band.
+    expect(box(spaced.slide, 'Agenda').cy).toBeGreaterThan(box(base.slide, 'Agenda').cy)
+    expect(box(spaced.slide, 'Body text here').y).toBeGreaterThan(box(base.slide, 'Body text here').y + 0.6 * inch)
+    // margin_left and margin_right frame the body and the title slide as well.
+    expect(box(spaced.slide, 'Body text here').x).toBe(inch)
+    expect(box(spaced.slide, 'Body text here').cx).toBe(10 * inch - inch - inch / 2)
+    expect(box(spaced.cover, 'Deck').x).toBe(inch)
+    expect(box(spaced.cover, 'Deck').cx).toBe(10 * inch - inch - inch / 2)
+    // margin_bottom and padding_footer shorten the body; line_spacing sets the line height.
+    const bodyBottom = (xml: string) => box(xml, 'Body text here').y + box(xml, 'Body text here').cy
+    expect(bodyBottom(spaced.slide)).toBeLessThan(bodyBottom(base.slide))
+    expect(spaced.slide).toMatch(/<a:lnSpc><a:spcPct val="200000"\/>/)
+  })
+
+  it('JSON sent as a string in content is used as structured content, or refused with a hint', async () => {
+    const sheets = {
+      sheets: [
+        {
+          name: 'Data',
+          headers: ['n', 'label'],
+          rows: [
+            [1, 'one'],
+            [2, 'two'],
+          ],
+        },
+      ],
+    }
+    const { bytes } = await makeAndDownload(server, 'office_document', {
+      document_type: 'excel',
+      title: 'From a string',
+      content: JSON.stringify(sheets),
+    })
+    const workbook = new ExcelJS.Workbook()
+    await workbook.xlsx.load(Buffer.from(bytes) as never)
+    const sheet = workbook.getWorksheet('Data') as ExcelJS.Worksheet
+    expect(sheet.getRow(2).values).toEqual([undefined, 'n', 'label'])
+    expect(sheet.getRow(3).values).toEqual([undefined, 1, 'one'])
+    const slides = await makeAndDownload(server, 'office_document', {
+      document_type: 'powerpoint',
+      content: `  ${JSON.stringify({ slides: [{ title: 'From JSON', bullets: ['a'] }] })}\n`,
+    })
+    const xml = Object.values(ooxmlParts(slides.bytes)).join('')
+    expect(xml).toContain('From JSON')
+    expect(xml).not.toContain('&quot;slides&quot;')
+    const wrong = await server.call('office_document', {
+      document_type: 'word',
+      content: JSON.stringify({ paragraphs: ['x'] }),
+    })
+    expect(wrong.status).toBe(400)
+    expect(wrong.body).toMatchObject({ code: 'validation', field: 'content' })
+    expect(wrong.body.hint).toContain('JSON object (not a string)')
+    const badSheet = await server.call('office_document', {
+      document_type: 'excel',
+      content: JSON.stringify({ sheets: [{ name: 'x' }] }),
+    })
+    expect(badSheet).toMatchObject({ status: 400, body: { field: 'content.sheets.0.rows' } })
+    const markdownBraces = await server.call('office_document', { document_type: 'word', content: '{not json} text' })
+    expect(markdownBraces.status).toBe(200)
+  })
+
+  it('PowerPoint draws dotted table borders dotted', async () => {
+    const { bytes } = await makeAndDownload(server, 'office_document', {
+      document_type: 'powerpoint',
+      content: markdown,
+      customization: { border_style: 'dotted', layout: 'two_column' },
+    })
+    const all = Object.entries(ooxmlParts(bytes))
+      .filter(([name]) => /^ppt\/slides\/slide\d+\.xml$/.test(name))
+      .map(([, xml]) => xml)
+      .join('\n')
+    expect(all).toContain('<a:tbl>')
+    expect(all).toContain('<a:prstDash val="sysDot"/>')
+    expect(all).not.toContain('sysDash')
+    const dashed = await makeAndDownload(server, 'office_document', {
+      document_type: 'powerpoint',
+      content: markdown,
+      customization: { border_style: 'dashed' },
+    })
+    expect(Object.values(ooxmlParts(dashed.bytes)).join('\n')).toContain('<a:prstDash val="sysDash"/>')
+  })
+
   it('writes Excel that exceljs reads back with fills, fonts and numbers', async () => {
     const { bytes } = await makeAndDownload(server, 'office_document', {
       document_type: 'excel',

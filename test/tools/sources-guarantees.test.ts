@@ -8,6 +8,7 @@ import { type McpHttpFixture, startMcpHttpFixture } from '../support/mcp-http-fi
 import { compiler } from '../support/schemas'
 import { startTestServer, type TestServer } from '../support/server'
 import { startSourceUpstreams } from '../support/source-upstreams'
+import { putSource } from '../support/sources-api'
 
 // What every kind of source gets, as built-ins do: every platform format, MCP calls, the response cap,
 // names that never shadow a built-in; and the operator's trust in the hosts its manifests name.
@@ -47,14 +48,7 @@ afterAll(async () => {
 
 const get = async (path: string) =>
   (await fetch(`${server.url}${path}`, { headers: { authorization: `Bearer ${adminKey}` } })).json()
-const put = async (id: string, manifest: unknown) => {
-  const response = await fetch(`${server.url}/v1/sources/${id}`, {
-    method: 'PUT',
-    headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' },
-    body: JSON.stringify(manifest),
-  })
-  return { status: response.status, body: await response.json() }
-}
+const put = (_id: string, manifest: Record<string, unknown>) => putSource(server, adminKey, manifest)
 
 describe('every kind of source, like a built-in', () => {
   it('lets an operator source reach the private host its manifest names, from a YAML file', async () => {
@@ -116,18 +110,21 @@ describe('every kind of source, like a built-in', () => {
     expect((await server.call('fx_big', { chars: 10 }, { key: adminKey })).body).toEqual({ data: 'xxxxxxxxxx' })
   })
 
-  it('never shadows a built-in: a source with a built-in name is in error, naming both', async () => {
-    const alias = await put('shadow', {
+  it('never shadows a built-in or another source: such a source is refused with 409 naming both', async () => {
+    const shadow = await put('shadow', {
       id: 'shadow',
       kind: 'alias',
       tools: [{ name: 'read_file', tool: 'write_file' }],
     })
-    expect(alias.body).toMatchObject({ status: 'error' })
-    expect(alias.body.reason).toContain('read_file')
+    expect(shadow.status).toBe(409)
+    expect(shadow.body).toMatchObject({ code: 'conflict', field: 'tools' })
+    expect(shadow.body.detail).toContain('built-in read_file')
     const dupe = await put('dupe', { id: 'dupe', kind: 'alias', tools: [{ name: 'fx_echo', tool: 'read_file' }] })
-    expect(dupe.body.status).toBe('error')
-    expect(dupe.body.reason).toContain('fx')
-    // The built-in is untouched.
+    expect(dupe.status).toBe(409)
+    expect(dupe.body.detail).toContain('source fx')
+    // Nothing was stored, and the source that had the name keeps it.
+    expect((await get('/v1/sources')).sources.map((source: { id: string }) => source.id)).not.toContain('dupe')
+    expect((await server.call('fx_echo', { text: 'still mine' }, { key: adminKey })).body.content).toBe('still mine')
     expect((await server.call('read_file', { path: 'nothing' }, { key: adminKey })).status).toBe(404)
   })
 

@@ -3,6 +3,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type McpHttpFixture, startMcpHttpFixture } from '../support/mcp-http-fixture'
 import { startTestServer, type TestServer } from '../support/server'
+import { putSource } from '../support/sources-api'
 
 const adminKey = 'mcp-src-admin-key-0123456789'
 
@@ -24,14 +25,7 @@ afterAll(async () => {
   await hostile?.stop()
 })
 
-async function put(manifest: Record<string, unknown>) {
-  const response = await fetch(`${server.url}/v1/sources/${manifest.id}`, {
-    method: 'PUT',
-    headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' },
-    body: JSON.stringify(manifest),
-  })
-  return { status: response.status, body: await response.json() }
-}
+const put = (manifest: Record<string, unknown>) => putSource(server, adminKey, manifest)
 
 async function catalog() {
   return (await fetch(`${server.url}/v1/tools`, { headers: { authorization: `Bearer ${adminKey}` } })).json()

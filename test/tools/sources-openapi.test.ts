@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openApiLintErrors } from '../support/openapi-lint'
 import { startTestServer, type TestServer } from '../support/server'
 import { startSourceUpstreams } from '../support/source-upstreams'
+import { putSource } from '../support/sources-api'
 
 const adminKey = 'pets-admin-key-0123456789'
 
@@ -20,14 +21,7 @@ afterAll(async () => {
   await upstream?.stop()
 })
 
-async function put(manifest: Record<string, unknown>) {
-  const response = await fetch(`${server.url}/v1/sources/${manifest.id}`, {
-    method: 'PUT',
-    headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' },
-    body: JSON.stringify(manifest),
-  })
-  return { status: response.status, body: await response.json() }
-}
+const put = (manifest: Record<string, unknown>) => putSource(server, adminKey, manifest)
 
 const call = (tool: string, input: unknown) => server.call(tool, input, { key: adminKey })
 
@@ -91,9 +85,9 @@ describe('an openapi source', () => {
       operations: ['listPets', 'getPet'],
       effects: { getPet: 'external' },
     })
-    // The same operation names as the other source: its tools clash, so this source is in error, naming both.
-    expect(registered.body.status).toBe('error')
-    expect(registered.body.reason).toContain('listPets')
+    // The same operation names as the other source: its tools clash, so it is refused, naming both.
+    expect(registered.status).toBe(409)
+    expect(registered.body.detail).toContain('listPets')
     const renamed = await put({
       id: 'pets-ro',
       kind: 'openapi',
@@ -101,7 +95,7 @@ describe('an openapi source', () => {
       base_url: `${upstream.url}/api`,
       operations: ['getPet'],
     })
-    expect(renamed.body.status).toBe('error')
+    expect(renamed.status).toBe(409)
     const openapi = await (
       await fetch(`${server.url}/openapi.json`, { headers: { authorization: `Bearer ${adminKey}` } })
     ).json()

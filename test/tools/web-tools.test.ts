@@ -223,6 +223,15 @@ describe('web_fetch', () => {
     }
   })
 
+  it('keeps block breaks in text: headings, paragraphs and list items on lines of their own', async () => {
+    const text = await server.call('web_fetch', { url: `${web.url}/news`, format: 'text' })
+    expect(text.status).toBe(200)
+    expect(text.body.content).toMatch(/public consultations\.\n\nThe plan converts/)
+    expect(text.body.content).toMatch(/\n\nCosts and funding\n\nThe project is budgeted/)
+    expect(text.body.content).toMatch(/heavy rain\nA playground/)
+    expect(text.body.content).not.toMatch(/consultations\.The plan/)
+  })
+
   it('extracts a documentation page with code, notes and tables as text or HTML', async () => {
     const text = await server.call('web_fetch', { url: `${web.url}/docs/streams.html`, format: 'text' })
     expect(text.body.content).toContain('Large files should never be read into memory at once')

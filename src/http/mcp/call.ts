@@ -11,6 +11,7 @@ import { stripNullOptionals } from '../../platforms/nulls'
 import type { Tool, ToolEvent } from '../../tools/tool'
 import type { AppEnv } from '../env'
 import { problemBody, validationError } from '../problem'
+import { pendingResult } from './approvals'
 import { handedOver, resultOf } from './content'
 import { taskOf } from './tasks'
 
@@ -73,6 +74,9 @@ export async function callTool(
       signal: AbortSignal.any([context.req.raw.signal, extra.signal]),
       inlineImages: true,
     }
+    // The same gate as REST: a call this key's policy gates waits for an approver, as a normal result.
+    const admission = await call.caller.admit(prepared, { dryRun: false })
+    if (admission?.kind === 'pending_approval') return pendingResult(admission.pending)
     if (request.params.task) {
       const outcome = await call.caller.run(prepared, { async: true, callbackUrl: null })
       if ('job' in outcome) return { task: taskOf(outcome.job) }
@@ -114,6 +118,6 @@ async function withProgress(caller: Caller, call: Call, token: string | number, 
 function parseInput(entry: McpEntry, args: Record<string, unknown>): unknown {
   const input = stripNullOptionals(structuredClone(args), entry.inputSchema)
   const parsed = entry.tool.input.safeParse(input)
-  if (!parsed.success) throw validationError(parsed.error, 'input')
+  if (!parsed.success) throw validationError(parsed.error, 'input', entry.inputSchema)
   return parsed.data
 }

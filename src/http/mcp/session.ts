@@ -12,6 +12,7 @@ import { type McpTool, toMcpTool } from '../../platforms/mcp'
 import type { ToolRegistry } from '../../registry/registry'
 import type { Tool } from '../../tools/tool'
 import type { AppEnv } from '../env'
+import { gatedListing } from './approvals'
 import { callTool, type McpEntry } from './call'
 import { jobTaskStore, taskPollMs } from './tasks'
 
@@ -71,7 +72,9 @@ export async function answerMcp(
   const tasks = version >= '2025-11-25'
   server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: catalog.tools.map((tool) => {
-      const { listed } = entryOf(listings, registry, tool)
+      const entry = entryOf(listings, registry, tool).listed
+      // A key whose calls of this tool wait for approval may get a pending approval instead of the output.
+      const listed = principal.requireApproval.has(tool.effect) ? gatedListing(entry) : entry
       return tasks ? { ...listed, execution: { taskSupport: 'optional' as const } } : listed
     }),
   }))

@@ -3,20 +3,6 @@ import type { Caller } from '../../caller/caller'
 import type { AppEnv } from '../env'
 import { Problem } from '../problem'
 
-export const PendingApproval = z
-  .object({
-    status: z.literal('pending_approval'),
-    approval_id: z.string(),
-    title: z.string().describe('What the call does, e.g. "Edit src/app.ts", for the approval card.'),
-    tool: z.string(),
-    preview: z.unknown().describe('A unified diff, { deletes: [path] }, or the title and input.'),
-    truncated: z.literal(true).optional().describe('Set when the preview was cut to the response limit.'),
-    hint: z.string().optional().describe('With truncated: how to see the whole change.'),
-    expires_at: z.string(),
-    approve_url: z.string().describe('POST {"decision": "approve"} or {"decision": "reject"} here.'),
-  })
-  .openapi('PendingApproval')
-
 const problemContent = { 'application/problem+json': { schema: Problem } }
 const ApprovalId = z
   .string()
@@ -54,8 +40,105 @@ export const decideApproval = createRoute({
     404: { description: 'No such pending call for this tenant, or it expired.', content: problemContent },
   },
 })
-/** POST /v1/approvals/{id} (decide_approval): approve runs the stored call once, reject drops it. */
+export const ApprovalCard = z
+  .object({
+    approval_id: z.string(),
+    status: z.literal('pending'),
+    title: z.string().describe('What the call does, e.g. "Delete notes/old.md".'),
+    tool: z.string(),
+    effect: z.string().optional().describe('The effect the approval policy gated: write, external or destructive.'),
+    workspace: z.string(),
+    input: z.unknown().describe('The call as the key sent it (validated).'),
+    preview: z.unknown().describe("What the call would do: the tool's dry run, or the title and input."),
+    truncated: z.literal(true).optional(),
+    hint: z.string().optional(),
+    requested_by: z.string().describe('The key that asked, as key-N (never the key itself).'),
+    created_at: z.string(),
+    expires_at: z.string(),
+    approve_url: z.string().describe('POST {"decision": "approve"} or {"decision": "reject"} here.'),
+  })
+  .openapi('ApprovalCard')
+
+const ApprovalList = z
+  .object({
+    approvals: z.array(ApprovalCard).describe('Pending calls of this tenant, newest first.'),
+    next_cursor: z.string().optional().describe('Pass as ?cursor= for the next page; absent on the last one.'),
+  })
+  .openapi('ApprovalList')
+
+const InboxQuery = z.object({
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(100)
+    .default(20)
+    .openapi({ param: { name: 'limit', in: 'query' }, description: 'Cards per page, 1-100. Default: 20.' }),
+  cursor: z
+    .string()
+    .regex(/^[A-Za-z0-9-]{8,64}$/)
+    .optional()
+    .openapi({ param: { name: 'cursor', in: 'query' }, description: 'next_cursor of the previous page.' }),
+})
+
+/** GET /v1/approvals: the approver's inbox. */
+export const listApprovals = createRoute({
+  method: 'get',
+  path: '/v1/approvals',
+  operationId: 'list_approvals',
+  summary: 'List pending approvals',
+  description:
+    "The tenant's calls waiting for a decision, newest first, for an approver key. Each card has the title, tool, preview, input, who asked and the expiry.",
+  tags: ['approvals'],
+  security: [{ bearerAuth: [] }],
+  request: { query: InboxQuery },
+  responses: {
+    200: { description: 'A page of pending approvals.', content: { 'application/json': { schema: ApprovalList } } },
+    400: { description: 'Invalid limit or cursor.', content: problemContent },
+    401: { description: 'Missing or invalid bearer key.', content: problemContent },
+    403: { description: 'The key is not an approver key.', content: problemContent },
+  },
+})
+
+/** GET /v1/approvals/{id}: one card. */
+export const showApproval = createRoute({
+  method: 'get',
+  path: '/v1/approvals/{id}',
+  operationId: 'get_approval',
+  summary: 'Show approval',
+  description: 'One pending call as its approver sees it: title, tool, preview, input, who asked, expiry.',
+  tags: ['approvals'],
+  security: [{ bearerAuth: [] }],
+  request: { params: z.object({ id: ApprovalId }) },
+  responses: {
+    200: { description: 'The approval card.', content: { 'application/json': { schema: ApprovalCard } } },
+    401: { description: 'Missing or invalid bearer key.', content: problemContent },
+    403: { description: 'The key is not an approver key.', content: problemContent },
+    404: { description: 'No such pending call for this tenant, or it expired.', content: problemContent },
+  },
+})
+
+/**
+ * The approver's routes: the inbox (list_approvals), a card (get_approval), and POST
+ * /v1/approvals/{id} (decide_approval): approve runs the stored call once, reject drops it.
+ */
 export function registerApprovalRoutes(app: OpenAPIHono<AppEnv>, caller: Caller): void {
+  app.openapi(listApprovals, async (context) => {
+    const { limit, cursor } = context.req.valid('query')
+    const page = await caller.approvals.list(context.get('principal'), {
+      limit,
+      cursor,
+      origin: context.get('linkOrigin'),
+    })
+    return context.json(page as never, 200)
+  })
+  app.openapi(showApproval, async (context) => {
+    const { id } = context.req.valid('param')
+    return context.json(
+      (await caller.approvals.show(context.get('principal'), id, context.get('linkOrigin'))) as never,
+      200,
+    )
+  })
   app.openapi(decideApproval, async (context) => {
     const { id } = context.req.valid('param')
     const { decision } = context.req.valid('json')

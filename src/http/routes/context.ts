@@ -1,10 +1,11 @@
 import type { OpenAPIHono } from '@hono/zod-openapi'
-import type { Effect } from '../../core/effects'
+import type { Principal } from '../../auth/principal'
+import { type Effect, effects } from '../../core/effects'
 import { ToolError } from '../../core/errors'
 import { isSchema } from '../../core/json-schema'
 import type { ToolRegistry } from '../../registry/registry'
-import type { ShellService } from '../../sandbox/shell-service'
 import type { ObjectStore } from '../../storage/store'
+import type { ToolServices } from '../../tools/services'
 import { describeEgress, egressLayers } from '../../tools/shell/egress'
 import type { ToolLimits } from '../../tools/tool'
 import type { WorkspaceEntry } from '../../workspace/workspace'
@@ -26,8 +27,11 @@ export interface ContextDeps {
   registry: ToolRegistry
   storage: ObjectStore
   limits: ToolLimits
-  /** The sandbox, for execute_command's network (egress) policy. */
-  shell?: ShellService | undefined
+  /**
+   * What the policies are read from: the sandbox (command policy, network), the readable variables,
+   * the search provider.
+   */
+  services?: Pick<ToolServices, 'shell' | 'environment' | 'search'>
 }
 
 type ShellEgress = ReturnType<typeof describeEgress>
@@ -43,6 +47,16 @@ interface ContextDocument {
   /** Where execute_command's commands may connect, for this key. */
   shell_egress?: ShellEgress
   tools: Array<{ name: string; title: string; effect: Effect }>
+  policies: {
+    /** With execute_command: the programs a command may (allow) or may not (deny) run; absent: any. */
+    shell?: { allow?: string[]; deny?: string[] }
+    /** With get_env: the variables it may read. */
+    readable_env?: string[]
+    /** With web_search: whether a provider is configured, and which. */
+    web_search?: { available: boolean; provider?: string }
+    /** Effects whose calls of this key wait for an approver; empty: none. */
+    approval: { required_for: Effect[]; approver: boolean }
+  }
 }
 
 /**
@@ -65,6 +79,7 @@ export function registerContextRoute(app: OpenAPIHono<AppEnv>, deps: ContextDeps
     const { listing } = await workspace.list('', { recursive: true, limit: maxEntries })
     const allowed = (await deps.registry.catalog(principal)).tools
     const mayRun = allowed.some((tool) => tool.name === 'execute_command')
+    const shell = deps.services?.shell
     const document: ContextDocument = {
       workspace: workspaceId,
       files: {
@@ -76,14 +91,38 @@ export function registerContextRoute(app: OpenAPIHono<AppEnv>, deps: ContextDeps
         max_response_chars: deps.limits.maxResponseChars,
         ...(shellTimeout && mayRun ? { shell_timeout_seconds: shellTimeout } : {}),
       },
-      ...(deps.shell && mayRun
-        ? { shell_egress: describeEgress(deps.shell, egressLayers(deps.shell, principal.egress, undefined)) }
+      ...(shell && mayRun
+        ? { shell_egress: describeEgress(shell, egressLayers(shell, principal.egress, undefined)) }
         : {}),
       tools: allowed.map((tool) => ({ name: tool.name, title: tool.title, effect: tool.effect })),
+      policies: policiesOf(deps, principal, new Set(allowed.map((tool) => tool.name))),
     }
     if (format === 'json') return context.json(document)
     return context.text(renderContext(document))
   })
+}
+
+function policiesOf(deps: ContextDeps, principal: Principal, tools: ReadonlySet<string>): ContextDocument['policies'] {
+  const { shell, environment, search } = deps.services ?? {}
+  const policy = shell?.policy
+  return {
+    ...(tools.has('execute_command') && policy
+      ? {
+          shell: {
+            ...(policy.allow ? { allow: [...policy.allow] } : {}),
+            ...(policy.deny ? { deny: [...policy.deny] } : {}),
+          },
+        }
+      : {}),
+    ...(tools.has('get_env') ? { readable_env: Object.keys(environment ?? {}).sort() } : {}),
+    ...(tools.has('web_search')
+      ? { web_search: search ? { available: true, provider: search.name } : { available: false } }
+      : {}),
+    approval: {
+      required_for: effects.filter((effect) => principal.requireApproval.has(effect)),
+      approver: principal.approver,
+    },
+  }
 }
 
 /** The shell's timeout as execute_command's own schema declares it, so the two cannot disagree. */
@@ -121,6 +160,7 @@ export function renderContext(document: ContextDocument): string {
     document.tools.length === 0 ? 'Tools: none are available to this key.' : 'Tools you may call (effect in brackets):',
     ...document.tools.map((tool) => `- ${tool.name} [${tool.effect}]: ${tool.title}`),
     ...effectsLine(document.tools),
+    ...policyLines(document.policies),
   ]
   return `${lines.join('\n')}\n`
 }
@@ -147,6 +187,38 @@ function effectsLine(tools: ContextDocument['tools']): string[] {
   )
   if (used.length === 0) return []
   return ['', `Effects: ${used.map(([effect, meaning]) => `${effect} ${meaning}`).join('; ')}.`]
+}
+
+function policyLines(policies: ContextDocument['policies']): string[] {
+  const lines: string[] = []
+  const { shell, readable_env, web_search, approval } = policies
+  if (shell) {
+    const parts = [
+      shell.allow ? `only these programs may run: ${shell.allow.join(', ')} (and shell builtins)` : '',
+      shell.deny ? `these programs may not run: ${shell.deny.join(', ')}` : '',
+    ].filter(Boolean)
+    lines.push(`- Shell: ${parts.length > 0 ? parts.join('; ') : 'any program may run'}.`)
+  }
+  if (readable_env) {
+    lines.push(
+      readable_env.length > 0
+        ? `- get_env may read: ${readable_env.join(', ')}.`
+        : '- get_env may read no variables on this server.',
+    )
+  }
+  if (web_search) {
+    lines.push(
+      web_search.available
+        ? `- web_search is available (${web_search.provider}).`
+        : '- web_search is not configured on this server; use web_fetch on known URLs.',
+    )
+  }
+  lines.push(
+    approval.required_for.length > 0
+      ? `- Approval: your ${approval.required_for.join(', ')} calls wait for an approver (202 pending_approval); a call that would change nothing runs at once. Use ?dry_run=true to preview a call.`
+      : '- Approval: none of your calls need one.',
+  )
+  return ['', 'Policies:', ...lines]
 }
 
 function formatBytes(bytes: number): string {

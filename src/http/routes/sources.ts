@@ -80,7 +80,10 @@ const putSource = createRoute({
     201: { description: 'Registered.', content: { 'application/json': { schema: SourceStatus } } },
     400: { description: 'The manifest is not valid: the problem names the field.', content: problemContent },
     403: { description: 'Not an admin key, or a kind or address tenants may not use.', content: problemContent },
-    409: { description: "The id is an operator source's.", content: problemContent },
+    409: {
+      description: "The id is an operator source's, or a tool of the manifest takes a name already in the catalog.",
+      content: problemContent,
+    },
     413: { description: 'The manifest is too large, or the tenant has too many sources.', content: problemContent },
   },
 })

@@ -1,5 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi'
 import type { Tool } from '../../tools/tool'
+import { PendingApproval } from '../approval-schemas'
 import { Problem } from '../problem'
 import { WorkspaceId } from '../workspace-param'
 import { Job } from './jobs'
@@ -35,7 +36,7 @@ const DryRunFlag = flag()
     type: 'boolean',
     param: { name: 'dry_run', in: 'query' },
     description:
-      'true: change nothing and return { dry_run: true, preview } (a unified diff, or what would be deleted; a preview past the response limit is cut, with truncated: true and a hint).',
+      "true: change and send nothing and return { dry_run: true, preview }: what the call would do (a unified diff, what would be deleted, the command's policy verdict and working directory, the request and address verdict, the output path and page setup). A call that would be refused answers that refusal instead; a preview past the response limit is cut, with truncated: true and a hint.",
   })
 
 const problemContent = { 'application/problem+json': { schema: Problem } }
@@ -71,6 +72,39 @@ function errorResponses(tool: Tool) {
   return responses
 }
 
+/**
+ * What ?dry_run=true answers for this tool: its preview (declared with its dry run), or, when the
+ * preview was cut to the response limit, the text that fits with truncated and a hint.
+ */
+export function dryRunResult(tool: Tool) {
+  const preview = tool.preview ?? z.unknown()
+  const cut = z.string().describe('The preview cut to the response limit (its JSON text, unless it is text).')
+  return z.object({
+    dry_run: z.literal(true),
+    preview: preview instanceof z.ZodString ? preview : z.union([preview, cut]),
+    truncated: z.literal(true).optional().describe('Set when the preview was cut to the response limit.'),
+    hint: z.string().optional().describe('With truncated: how to see the whole change.'),
+  })
+}
+
+/** The JSON Schema of a source tool's dry-run answer, whose preview the source does not declare. */
+const sourceDryRun = {
+  type: 'object',
+  properties: {
+    dry_run: { type: 'boolean', const: true },
+    preview: {},
+    truncated: { type: 'boolean', const: true },
+    hint: { type: 'string' },
+  },
+  required: ['dry_run', 'preview'],
+}
+
+/** The 200 of a tool: its output, or for a tool with a dry run also the dry-run answer. */
+function okSchema(tool: Tool, schemas?: { output: Record<string, unknown> }) {
+  if (schemas) return tool.dryRun ? { anyOf: [schemas.output, sourceDryRun] } : schemas.output
+  return tool.dryRun ? z.union([tool.output, dryRunResult(tool)]) : tool.output
+}
+
 /** The query of every tool call. */
 export const ToolQuery = z.object({
   workspace: WorkspaceId,
@@ -103,13 +137,15 @@ export function toolRoute(tool: Tool, schemas?: { input: Record<string, unknown>
     },
     responses: {
       200: {
-        description: `${tool.title}: result.`,
-        content: { 'application/json': { schema: schemas?.output ?? tool.output } },
+        description: tool.dryRun
+          ? `${tool.title}: result; with dry_run=true, { dry_run: true, preview }.`
+          : `${tool.title}: result.`,
+        content: { 'application/json': { schema: okSchema(tool, schemas) as never } },
       },
       202: {
         description:
-          'Accepted as a job (async=true, or the call outlasted the synchronous limit): poll status_url. For a key that requires approval: { status: "pending_approval", approval_id, approve_url, preview }.',
-        content: { 'application/json': { schema: Job } },
+          'Accepted as a job (async=true, or the call outlasted the synchronous limit): poll status_url. For a key whose calls of this tool need approval: a PendingApproval with approval_id, approve_url and preview.',
+        content: { 'application/json': { schema: z.union([Job, PendingApproval]) } },
       },
       ...errorResponses(tool),
     },

@@ -91,10 +91,11 @@ async function readInput(context: Context<AppEnv>, tool: Tool, caller: Caller): 
       hint: 'Send a JSON object as the body, with the header "Content-Type: application/json".',
     })
   }
+  const schema = caller.registry.inputSchema(tool)
   // A body without the text "null" holds no null to drop: the walk over the schema is skipped.
-  if (text.includes('null')) stripNullOptionalsChanged(body, caller.registry.inputSchema(tool))
+  if (text.includes('null')) stripNullOptionalsChanged(body, schema)
   const parsed = tool.input.safeParse(body)
-  if (!parsed.success) throw validationError(parsed.error, 'input')
+  if (!parsed.success) throw validationError(parsed.error, 'input', schema)
   return parsed.data
 }
 

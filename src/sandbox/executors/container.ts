@@ -141,13 +141,41 @@ export function containerArguments(options: ContainerOptions, request: SandboxRu
   ]
 }
 
-function removeContainer(options: ContainerOptions, name: string, cwd: string): Promise<void> {
+function forceRemove(options: ContainerOptions, name: string, cwd: string): Promise<void> {
   const args =
     options.engine === 'podman' ? ['rm', '--force', '--time', '0', '--ignore', name] : ['rm', '--force', name]
   return new Promise((resolve) => {
     // A container that already went with --rm makes docker complain; either way it is gone.
     execFile(options.enginePath, args, { env: options.engineEnv, cwd, timeout: 60_000 }, () => resolve())
   })
+}
+
+function containerExists(options: ContainerOptions, name: string, cwd: string): Promise<boolean> {
+  const args =
+    options.engine === 'podman' ? ['container', 'exists', name] : ['container', 'inspect', '--format', '.', name]
+  return new Promise((resolve) => {
+    execFile(options.enginePath, args, { env: options.engineEnv, cwd, timeout: 60_000 }, (error) => resolve(!error))
+  })
+}
+
+// A create the killed CLI asked for may still be on its way in the engine: removal is confirmed this often.
+const absentChecks = 3
+const checkEveryMs = 300
+const removalDeadlineMs = 20_000
+
+/**
+ * Removes a container whose CLI was killed, and makes sure it stays gone: an engine still creating it
+ * when the CLI died finishes the create afterwards (docker under load leaves it "Created", never started
+ * and so never removed by --rm). Removed again until it is absent several checks in a row.
+ */
+async function removeContainer(options: ContainerOptions, name: string, cwd: string): Promise<void> {
+  const deadline = Date.now() + removalDeadlineMs
+  let absent = 0
+  while (absent < absentChecks && Date.now() < deadline) {
+    await forceRemove(options, name, cwd)
+    absent = (await containerExists(options, name, cwd)) ? 0 : absent + 1
+    if (absent < absentChecks) await new Promise((resolve) => setTimeout(resolve, checkEveryMs))
+  }
 }
 
 /** podman's monitor (conmon) writes an empty file named `oom` into its working folder when the kernel OOM-kills the container. */

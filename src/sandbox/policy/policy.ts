@@ -96,18 +96,18 @@ export async function checkCommand(command: string, policy: CommandPolicy): Prom
   const names = await namesOf(command, policy.lister ?? commandNames)
   // Deny first, so a denied program is named even when an earlier name would be refused for another reason.
   const denied = names.find((name) => !name.dynamic && deny?.includes(name.name))
-  if (denied) throw refusal(denied, `"${shorten(denied.name)}" is denied on this service`, allow)
+  if (denied) throw refusal(denied, `"${shorten(denied.name)}" is denied on this service`, policy)
   for (const name of names) {
     if (name.dynamic) {
       throw refusal(
         name,
         'Call programs by their literal name, not through variables, command substitutions, globs or eval/sh -c of a variable',
-        allow,
+        policy,
         `The program name "${shorten(name.name)}" is only known at run time and cannot be checked.`,
       )
     }
     if (allow && !allow.includes(name.name) && !shellBuiltins.includes(name.name)) {
-      throw refusal(name, `"${shorten(name.name)}" is not on this service's list of allowed programs`, allow)
+      throw refusal(name, `"${shorten(name.name)}" is not on this service's list of allowed programs`, policy)
     }
   }
 }
@@ -119,10 +119,10 @@ export async function checkCommand(command: string, policy: CommandPolicy): Prom
 export function checkProgram(program: string, policy: CommandPolicy): void {
   const entry: CommandName = { name: program.slice(program.lastIndexOf('/') + 1), dynamic: false }
   if (policy.deny?.includes(entry.name)) {
-    throw refusal(entry, `"${shorten(entry.name)}" is denied on this service`, policy.allow)
+    throw refusal(entry, `"${shorten(entry.name)}" is denied on this service`, policy)
   }
   if (policy.allow && !policy.allow.includes(entry.name)) {
-    throw refusal(entry, `"${shorten(entry.name)}" is not on this service's list of allowed programs`, policy.allow)
+    throw refusal(entry, `"${shorten(entry.name)}" is not on this service's list of allowed programs`, policy)
   }
 }
 
@@ -149,10 +149,16 @@ async function namesOf(command: string, lister: CommandLister): Promise<CommandN
 function refusal(
   name: CommandName,
   reason: string,
-  allow: readonly string[] | undefined,
+  policy: Pick<CommandPolicy, 'allow' | 'deny'>,
   message = `The program "${shorten(name.name)}" is not allowed here.`,
 ): ToolError {
-  const allowed = allow ? `; allowed: ${allow.join(', ')}, and shell builtins such as cd, echo, test` : ''
+  // A program on both lists is denied (deny wins), so the hint never calls it allowed.
+  const allowedNames = policy.allow?.filter((program) => !policy.deny?.includes(program))
+  const allowed = allowedNames
+    ? allowedNames.length > 0
+      ? `; allowed: ${allowedNames.join(', ')}, and shell builtins such as cd, echo, test`
+      : '; only shell builtins such as cd, echo, test are allowed'
+    : ''
   return new ToolError('permission_denied', message, {
     hint: `${reason}${allowed}. Do not retry it unchanged.`,
     details: { field: 'command', program: name.name },

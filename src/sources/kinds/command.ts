@@ -5,7 +5,14 @@ import { existingFileRecord, fileOutput } from '../../downloads/handoff'
 import type { GeneratedFile } from '../../downloads/schemas'
 import { checkProgram } from '../../sandbox/policy/policy'
 import { defineTool, type Tool, type ToolContext } from '../../tools/tool'
-import { checkDeclaredTools, DeclaredTool, maxToolsPerSource, SourceId, TimeoutSeconds } from '../declared'
+import {
+  checkDeclaredTools,
+  DeclaredTool,
+  declaredIdentity,
+  maxToolsPerSource,
+  SourceId,
+  TimeoutSeconds,
+} from '../declared'
 import type { SourceKind } from '../types'
 import { excerpt } from '../upstream'
 import { bindArgv } from './argv-template'
@@ -91,12 +98,7 @@ function commandTool(manifest: CommandManifest, declared: CommandTool): Tool {
       : [],
   })
   return defineTool({
-    name: declared.name,
-    id: `${manifest.id}:${declared.name}`,
-    source: manifest.id,
-    title: declared.title ?? declared.name,
-    description: declared.description,
-    effect: declared.effect,
+    ...declaredIdentity(manifest.id, declared),
     input: schemas.input.validator,
     output: z.record(z.string(), z.unknown()),
     schemas: { input: schemas.input.published, output: published },

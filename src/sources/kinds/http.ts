@@ -5,14 +5,16 @@ import { defineTool, type Tool } from '../../tools/tool'
 import {
   checkDeclaredTools,
   DeclaredTool,
+  declaredIdentity,
   Headers,
+  MaxResponseBytes,
   maxToolsPerSource,
   resolveSecrets,
   SourceId,
   TimeoutSeconds,
 } from '../declared'
 import type { SourceKind } from '../types'
-import { type UpstreamCall, upstreamJson } from '../upstream'
+import { outboundClient, type UpstreamCall, upstreamJson } from '../upstream'
 import { declaredSchemas } from './declared-schemas'
 
 /**
@@ -27,12 +29,7 @@ export const HttpManifest = z.strictObject({
   protocol: z.enum(['json', 'jsonrpc']).default('json'),
   headers: Headers.optional(),
   timeout_seconds: TimeoutSeconds.default(30),
-  max_response_bytes: z
-    .number()
-    .int()
-    .min(1024)
-    .max(64 * 1024 * 1024)
-    .default(4 * 1024 * 1024),
+  max_response_bytes: MaxResponseBytes,
   tools: z
     .array(
       DeclaredTool.extend({
@@ -55,8 +52,7 @@ export type HttpManifest = z.output<typeof HttpManifest>
 export const httpKind: SourceKind<HttpManifest> = {
   kind: 'http',
   async load(manifest, context) {
-    const http = context.http
-    if (!http) throw new Error('this runtime has no outbound HTTP client')
+    const http = outboundClient(context.http)
     const headers = resolveSecrets(manifest.headers, context.secret, 'header')
     return { tools: manifest.tools.map((declared) => httpTool(manifest, declared, headers, http)) }
   },
@@ -86,12 +82,7 @@ function httpTool(
     ),
   })
   return defineTool({
-    name: declared.name,
-    id: `${manifest.id}:${declared.name}`,
-    source: manifest.id,
-    title: declared.title ?? declared.name,
-    description: declared.description,
-    effect: declared.effect,
+    ...declaredIdentity(manifest.id, declared),
     input: schemas.input.validator,
     output: schemas.output.validator,
     schemas: { input: schemas.input.published, output: schemas.output.published },

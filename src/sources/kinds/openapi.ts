@@ -1,10 +1,19 @@
 import { z } from 'zod'
 import type { HttpClient } from '../../net/http'
 import { defineTool, type Tool } from '../../tools/tool'
-import { Effect, Headers, maxToolsPerSource, resolveSecrets, SourceId, TimeoutSeconds, ToolName } from '../declared'
+import {
+  Effect,
+  Headers,
+  MaxResponseBytes,
+  maxToolsPerSource,
+  resolveSecrets,
+  SourceId,
+  TimeoutSeconds,
+  ToolName,
+} from '../declared'
 import type { JsonSchema } from '../schema-compiler'
 import type { SourceKind, SourceLoadContext } from '../types'
-import { upstreamJson } from '../upstream'
+import { outboundClient, upstreamJson } from '../upstream'
 import { declaredSchemas } from './declared-schemas'
 import { verdictOf } from './http'
 import { type OperationPlan, planOperations } from './openapi-operations'
@@ -36,12 +45,7 @@ export const OpenApiManifest = z
     /** Effect per operationId; default: GET read, DELETE destructive, others write (or x-toolport-effect). */
     effects: z.record(ToolName, Effect).optional(),
     timeout_seconds: TimeoutSeconds.default(30),
-    max_response_bytes: z
-      .number()
-      .int()
-      .min(1024)
-      .max(64 * 1024 * 1024)
-      .default(4 * 1024 * 1024),
+    max_response_bytes: MaxResponseBytes,
   })
   .refine((manifest) => (manifest.url === undefined) !== (manifest.document === undefined), {
     message: 'give either url (where to fetch the document) or document (the document itself), not both',
@@ -52,8 +56,7 @@ export type OpenApiManifest = z.output<typeof OpenApiManifest>
 export const openApiKind: SourceKind<OpenApiManifest> = {
   kind: 'openapi',
   async load(manifest, context) {
-    const http = context.http
-    if (!http) throw new Error('this runtime has no outbound HTTP client')
+    const http = outboundClient(context.http)
     const document = manifest.document ?? (await fetchDocument(http, manifest.url as string, context.signal))
     const version = String(document.openapi ?? document.swagger ?? '')
     if (!/^3\.[01]\./.test(version)) {

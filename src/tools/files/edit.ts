@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { defineTool, type ToolContext } from '../tool'
-import { multiEditDryRun, replaceFirstDryRun } from './dry-run'
+import { DiffPreview, diffChangesNothing, multiEditDryRun, replaceFirstDryRun } from './dry-run'
 import { writeAfterEdit } from './editing'
 import { EditOutput, WorkspacePath } from './schemas'
 import { decodeText } from './text'
@@ -9,7 +9,7 @@ import { multiEditText, replaceFirstText } from './transforms'
 const OldText = z.string().min(1).describe('Exact text to find, including whitespace and line endings.')
 const NewText = z.string().describe('Text that replaces it.')
 
-const SingleEditInput = z.object({ path: WorkspacePath, old_text: OldText, new_text: NewText })
+const SingleEditInput = z.strictObject({ path: WorkspacePath, old_text: OldText, new_text: NewText })
 const SingleEditOutput = EditOutput.extend({
   line: z.number().int().describe('Line where the replaced text started.'),
 })
@@ -32,6 +32,8 @@ export const applyEdit = defineTool({
   output: SingleEditOutput,
   run: replaceFirst,
   dryRun: replaceFirstDryRun,
+  preview: DiffPreview,
+  changesNothing: diffChangesNothing,
 })
 
 export const revertEdit = defineTool({
@@ -41,7 +43,7 @@ export const revertEdit = defineTool({
     'Undo an earlier edit: find old_text (the text the edit produced) and put new_text (the original text) back, first occurrence only.',
   effect: 'write',
   callTitle: (input) => `Edit ${input.path}`,
-  input: z.object({
+  input: z.strictObject({
     path: WorkspacePath,
     old_text: OldText.describe('The edited text now in the file.'),
     new_text: NewText.describe('The original text to restore.'),
@@ -49,6 +51,8 @@ export const revertEdit = defineTool({
   output: SingleEditOutput,
   run: replaceFirst,
   dryRun: replaceFirstDryRun,
+  preview: DiffPreview,
+  changesNothing: diffChangesNothing,
 })
 
 export const multiEdit = defineTool({
@@ -58,10 +62,10 @@ export const multiEdit = defineTool({
     'Apply several edits to one workspace file in order, each replacing the first occurrence of its old_text. All or nothing: if any edit fails, the file is left unchanged.',
   effect: 'write',
   callTitle: (input) => `Edit ${input.path}`,
-  input: z.object({
+  input: z.strictObject({
     path: WorkspacePath,
     edits: z
-      .array(z.object({ old_text: OldText, new_text: NewText }))
+      .array(z.strictObject({ old_text: OldText, new_text: NewText }))
       .min(1)
       .max(200)
       .describe('Edits applied one after another; each sees the result of the previous ones.'),
@@ -74,4 +78,6 @@ export const multiEdit = defineTool({
     return { path: written.path, bytes_written: written.bytes, edits_applied: input.edits.length }
   },
   dryRun: multiEditDryRun,
+  preview: DiffPreview,
+  changesNothing: diffChangesNothing,
 })

@@ -25,6 +25,7 @@ describe('globMatcher', () => {
     expect(matches('\\*.txt', 'a.txt')).toBe(false)
     expect(matches('*', '.env')).toBe(true)
     expect(matches('a/**', 'a')).toBe(true)
+    expect(matches('././src/*.ts', 'src/a.ts')).toBe(true)
   })
 
   it('refuses broken and unsupported globs', () => {
@@ -55,7 +56,10 @@ describe('globMatcher', () => {
         // x/** matches x itself here for any x; picomatch does so for a literal x only.
         fc.pre(!pattern.endsWith('/**'))
         const basename = recursive && !pattern.includes('/')
-        const expected = picomatch(pattern, { dot: true, basename, strictBrackets: true })(subject)
+        // fastpaths off: picomatch's shortcut for whole-glob forms such as *.* wants a character after the
+        // dot, so it refuses a. although its own parser (and bash) match it.
+        const options = { dot: true, basename, strictBrackets: true, fastpaths: false }
+        const expected = picomatch(pattern, options)(subject)
         expect(matches(pattern, subject, recursive), `${pattern} ~ ${subject}`).toBe(expected)
       }),
       { numRuns: 20_000 },

@@ -225,7 +225,7 @@ export function globMatcher(glob: string, options: { basename: boolean }): PathM
   const byName = options.basename && !glob.includes('/')
   const negated = pattern.startsWith('!') && !pattern.startsWith('!(')
   if (negated) pattern = pattern.slice(1)
-  if (pattern.startsWith('./')) pattern = pattern.slice(2)
+  while (pattern.startsWith('./')) pattern = pattern.slice(2)
   if (/(^|[^\\])[@!+*?]\(/.test(pattern)) throw new GlobError('extended globs such as @(a|b) are not supported')
   const compiled = expandBraces(pattern).map(compile)
   return (relativePath) => {

@@ -1,7 +1,7 @@
 import { z } from 'zod'
 import type { WorkspaceEntry } from '../../workspace/workspace'
 import { defineTool } from '../tool'
-import { deleteFileDryRun } from './dry-run'
+import { DeletePreview, deleteFileDryRun } from './dry-run'
 import { globFilter } from './glob'
 import { WorkspacePath } from './schemas'
 
@@ -14,7 +14,7 @@ export const deleteFile = defineTool({
   // Deleting again leaves the workspace as it is.
   hints: { idempotent: true },
   callTitle: (input) => `Delete ${input.path}`,
-  input: z.object({ path: WorkspacePath }),
+  input: z.strictObject({ path: WorkspacePath }),
   output: z.object({
     path: z.string(),
     deleted: z.boolean().describe('False when there was no such file.'),
@@ -23,6 +23,8 @@ export const deleteFile = defineTool({
     return workspace.deleteFile(input.path)
   },
   dryRun: deleteFileDryRun,
+  preview: DeletePreview,
+  changesNothing: (preview) => DeletePreview.safeParse(preview).data?.deletes.length === 0,
 })
 
 const Entry = z.object({
@@ -50,7 +52,7 @@ export const listFiles = defineTool({
     'List the files and folders in a workspace folder ("" for the root), with type, size and name. Optionally recursive and filtered by a glob such as "**/*.ts".',
   effect: 'read',
   callTitle: (input) => `List ${input.path.replace(/^\.?\/?$/, '') || 'workspace root'}`,
-  input: z.object({
+  input: z.strictObject({
     path: z.string().max(1024).default('').describe('Folder relative to the workspace root; "" or "." for the root.'),
     recursive: z.boolean().default(false).describe('List everything below the folder, not only its direct entries.'),
     glob: z

@@ -1,6 +1,9 @@
 import { z } from 'zod'
 import { ToolError } from '../../core/errors'
+import { normalizeWorkspacePath } from '../../core/paths'
+import type { Workspace } from '../../workspace/workspace'
 import { defineTool } from '../tool'
+import { readLineRangeStreamed } from './read-range'
 import { LineNumber, WorkspacePath } from './schemas'
 import { cutToJsonBudget, decodeText, jsonLength, splitLines } from './text'
 
@@ -14,7 +17,7 @@ export const readFile = defineTool({
     'Read a text file from the workspace, whole or only lines start_line..end_line (1-based, inclusive). Long files are cut with truncated: true; read the rest by line range.',
   effect: 'read',
   callTitle: (input) => `Read ${input.path}`,
-  input: z.object({
+  input: z.strictObject({
     path: WorkspacePath,
     start_line: LineNumber.optional().describe('First line to return (1-based). Default: 1.'),
     end_line: LineNumber.optional().describe('Last line to return (inclusive). Default: the last line.'),
@@ -35,7 +38,13 @@ export const readFile = defineTool({
         details: { field: 'end_line' },
       })
     }
-    const file = await workspace.readFile(input.path, limits.maxFileBytes)
+    const ranged = input.start_line !== undefined || input.end_line !== undefined
+    const file = await workspace.readFile(input.path, limits.maxFileBytes).catch((error: unknown) => {
+      // Over the limit, a line range is still served: the limit applies to what is returned.
+      if (ranged && error instanceof ToolError && error.code === 'size_exceeded') return undefined
+      throw error
+    })
+    if (!file) return streamedRange(input, workspace, limits.maxResponseChars)
     const lines = splitLines(decodeText(file.bytes, file.path))
     const totalLines = lines.length
     const startLine = input.start_line ?? 1
@@ -74,14 +83,47 @@ export const readFile = defineTool({
       start_line: startLine,
       end_line: returnedEnd,
       truncated,
-      ...(truncated
-        ? {
-            hint:
-              lastLine < startLine
-                ? `Line ${startLine} alone is longer than a response may be; only its beginning was returned.`
-                : `Output stopped after line ${lastLine}; call read_file with start_line ${lastLine + 1} to continue.`,
-          }
-        : {}),
+      ...(truncated ? { hint: continuationHint(startLine, lastLine) } : {}),
     }
   },
 })
+
+async function streamedRange(
+  input: { path: string; start_line?: number | undefined; end_line?: number | undefined },
+  workspace: Workspace,
+  maxResponseChars: number,
+) {
+  const path = normalizeWorkspacePath(input.path)
+  const startLine = input.start_line ?? 1
+  const budget = maxResponseChars - responseOverhead - jsonLength(path)
+  const read = await readLineRangeStreamed(workspace, path, { start: startLine, end: input.end_line }, budget)
+  if (startLine > read.totalLines) {
+    throw new ToolError(
+      'validation',
+      `start_line ${startLine} is past the end of the file (${read.totalLines} lines).`,
+      {
+        hint: `Send a start_line between 1 and ${read.totalLines}.`,
+        details: { field: 'start_line', total_lines: read.totalLines },
+      },
+    )
+  }
+  const endLine = Math.min(input.end_line ?? read.totalLines, read.totalLines)
+  const lastLine = read.cutLine ? startLine - 1 : startLine + read.lines.length - 1
+  const truncated = lastLine < endLine
+  return {
+    path,
+    content: read.lines.join(''),
+    total_lines: read.totalLines,
+    start_line: startLine,
+    end_line: truncated && lastLine < startLine ? startLine : lastLine,
+    truncated,
+    ...(truncated ? { hint: continuationHint(startLine, lastLine) } : {}),
+  }
+}
+
+/** What a model calls next to read on from a cut answer (`lastLine` is the last line returned whole). */
+function continuationHint(startLine: number, lastLine: number): string {
+  return lastLine < startLine
+    ? `Line ${startLine} alone is longer than a response may be; only its beginning was returned.`
+    : `Output stopped after line ${lastLine}; call read_file with start_line ${lastLine + 1} to continue.`
+}

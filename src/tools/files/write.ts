@@ -1,12 +1,12 @@
 import { z } from 'zod'
 import { defineTool } from '../tool'
-import { writeFileDryRun } from './dry-run'
+import { DiffPreview, diffChangesNothing, writeFileDryRun } from './dry-run'
 import { writeAfterEdit } from './editing'
 import { EditOutput, LineNumber, WorkspacePath } from './schemas'
 import { decodeText, encodeText } from './text'
 import { textAfterWrite } from './transforms'
 
-const Patch = z.object({
+const Patch = z.strictObject({
   start_line: LineNumber.describe('First line to replace (1-based).'),
   end_line: z
     .number()
@@ -26,7 +26,7 @@ export const writeFile = defineTool({
   effect: 'write',
   callTitle: (input) => `Write ${input.path}`,
   input: z
-    .object({
+    .strictObject({
       path: WorkspacePath,
       mode: z.enum(['write', 'replace', 'patch']).default('write').describe('write | replace | patch. Default: write.'),
       content: z.string().optional().describe('mode write: the whole new content of the file.'),
@@ -62,4 +62,6 @@ export const writeFile = defineTool({
     return { path: written.path, bytes_written: written.bytes, mode: input.mode, created: false }
   },
   dryRun: writeFileDryRun,
+  preview: DiffPreview,
+  changesNothing: diffChangesNothing,
 })

@@ -10,7 +10,7 @@ const pollMs = 500
 
 const JobId = z.string().regex(jobIdPattern, 'must be a job_id as a 202 answer gave it').describe('The job_id.')
 
-function jobsOf(context: ToolContext) {
+function jobsOf(context: Pick<ToolContext, 'jobs'>) {
   if (!context.jobs) {
     throw new ToolError('unavailable', 'Jobs are not available here.', {
       hint: 'Call the tool again without ?async=true.',
@@ -85,6 +85,19 @@ export const cancelJob = defineTool({
   callTitle: (input) => `Cancel job ${input.job_id}`,
   input: z.strictObject({ job_id: JobId }),
   output: JobView,
+  // What cancelling would do, cancelling nothing: a finished job stays as it is (nothing to approve).
+  async dryRun(input, context) {
+    const job = await jobsOf(context).get(context.workspace.tenant, input.job_id)
+    if (!job) throw notFound(input.job_id)
+    return { job_id: job.id, tool: job.tool, status: job.status, cancels: !isFinished(job.status) }
+  },
+  preview: z.object({
+    job_id: z.string(),
+    tool: z.string(),
+    status: z.string(),
+    cancels: z.boolean().describe('False when the job has finished already: the call would change nothing.'),
+  }),
+  changesNothing: (preview) => (preview as { cancels?: boolean } | null)?.cancels === false,
   async run(input, context) {
     const job = await jobsOf(context).cancel(context.workspace.tenant, input.job_id)
     if (!job) throw notFound(input.job_id)

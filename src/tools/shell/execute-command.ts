@@ -6,7 +6,8 @@ import { isImageReference } from '../../sandbox/executors/container-image'
 import { checkCommand } from '../../sandbox/policy/policy'
 import type { ShellService } from '../../sandbox/shell-service'
 import { defineTool } from '../tool'
-import { describeEgress, EgressResult, egressLayers, egressOutcome } from './egress'
+import { CommandPreview, executeCommandDryRun } from './dry-run'
+import { EgressResult, egressLayers, egressOutcome } from './egress'
 import { fitTexts } from './fit'
 
 const FileChange = z.object({
@@ -28,7 +29,7 @@ export const executeCommand = defineTool({
     'Run a shell command (/bin/sh -c) in a fresh sandbox whose /workspace is the workspace; files changed there are saved back. Network only as the egress policy allows (GET /v1/context). Returns exit_code, stdout, stderr, files_changed.',
   effect: 'destructive',
   callTitle: (input) => `Run: ${shorten(input.command.replace(/\s+/g, ' ').trim(), 60)}`,
-  input: z.object({
+  input: z.strictObject({
     command: z
       .string()
       .min(1)
@@ -82,19 +83,8 @@ export const executeCommand = defineTool({
   }),
   // The per-call deadline must not cut the command's own timeout short: checkout and sync-back get a margin.
   deadlineMs: (input) => (input.timeout_seconds + deadlineMarginSeconds) * 1000,
-  async dryRun(input, { shell, keyEgress }) {
-    const available = requireShell(shell)
-    const cwd = normalizeWorkspacePath(input.working_directory, { allowRoot: true, field: 'working_directory' })
-    await checkCommand(input.command, available.policy)
-    const layers = egressLayers(available, keyEgress, input.egress)
-    return {
-      command: input.command,
-      working_directory: cwd,
-      timeout_seconds: input.timeout_seconds,
-      ...(input.image ? { image: input.image } : {}),
-      egress: describeEgress(available, layers),
-    }
-  },
+  dryRun: executeCommandDryRun,
+  preview: CommandPreview,
   async run(input, { shell, workspace, limits, signal, emit, keyEgress }) {
     const available = requireShell(shell)
     const cwd = normalizeWorkspacePath(input.working_directory, { allowRoot: true, field: 'working_directory' })

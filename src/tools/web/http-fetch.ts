@@ -3,17 +3,12 @@ import { ToolError } from '../../core/errors'
 import { decodeTextBody, toBase64 } from '../../net/content-type'
 import { cutToJsonBudget } from '../files/text'
 import { defineTool } from '../tool'
+import { FetchPreview, httpFetchDryRun, requestTitle } from './dry-runs'
+import { requireHttp } from './require-http'
 
 const responseOverhead = 2_000
 
-export function requireHttp<T>(http: T | undefined): T {
-  if (!http) {
-    throw new ToolError('unavailable', 'Outbound HTTP is not available on this deployment.', {
-      hint: 'This server cannot reach the network; use the workspace tools instead.',
-    })
-  }
-  return http
-}
+export { requireHttp }
 
 /** Headers given as a list become the map the client sends; a repeated name is joined as HTTP does. */
 function headerMap(headers: Record<string, string> | Array<{ name: string; value: string }>): Record<string, string> {
@@ -34,7 +29,7 @@ export const httpFetch = defineTool({
   effect: 'external',
   // A PUT or DELETE may change or remove what the URL holds.
   hints: { destructive: true },
-  input: z.object({
+  input: z.strictObject({
     url: z.string().min(1).max(8192).describe('Absolute http:// or https:// URL.'),
     method: z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD']).default('GET').describe('Default: GET.'),
     headers: z
@@ -78,6 +73,9 @@ export const httpFetch = defineTool({
     final_url: z.string().describe('The URL that answered, after redirects.'),
     hint: z.string().optional(),
   }),
+  callTitle: (input) => requestTitle(input.method, input.url),
+  dryRun: httpFetchDryRun,
+  preview: FetchPreview,
   async run(input, { http, limits, signal }) {
     const response = await requireHttp(http).request({
       url: input.url,

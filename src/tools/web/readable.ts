@@ -99,16 +99,13 @@ export function extractReadable(html: string, baseUrl: string): ReadablePage {
   const absolute = absolutize(content, baseUrl)
   const turndown = new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced', bulletListMarker: '-' })
   turndown.remove(['script', 'style', 'noscript'])
-  const { document: clean } = parseHTML(`<!doctype html><html><body>${absolute}</body></html>`)
   return {
     title: (article?.title ?? fallbackTitle).trim(),
     byline: article?.byline?.trim() || undefined,
     siteName: article?.siteName?.trim() || undefined,
     html: absolute,
-    text: (clean.body.textContent ?? '')
-      .replace(/[ \t]+\n/g, '\n')
-      .replace(/\n{3,}/g, '\n\n')
-      .trim(),
+    // Read with the block breaks a browser shows (textContent runs "<h1>A</h1><p>B</p>" into "AB").
+    text: plainTextOf(absolute).text,
     markdown: turndown.turndown(absolute).trim(),
   }
 }

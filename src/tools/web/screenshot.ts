@@ -3,6 +3,7 @@ import { ToolError } from '../../core/errors'
 import { fileOutput, saveOutputFile } from '../../downloads/handoff'
 import { FileOutputFields, OutputPath } from '../../downloads/schemas'
 import { defineTool } from '../tool'
+import { ScreenshotPreview, screenshotDryRun } from './dry-runs'
 import { requireHttp } from './http-fetch'
 
 export const screenshot = defineTool({
@@ -12,7 +13,7 @@ export const screenshot = defineTool({
     'Take a PNG or JPEG screenshot of a public web page (url) or of HTML you provide, at a chosen viewport size, optionally the full page. The image is stored in the workspace and returned as a download link.',
   effect: 'external',
   input: z
-    .object({
+    .strictObject({
       url: z.string().min(1).max(8192).optional().describe('Public http(s) URL to load. Give url or html.'),
       html: z
         .string()
@@ -31,7 +32,9 @@ export const screenshot = defineTool({
       }
     }),
   output: z.object({ ...FileOutputFields, width: z.number().int(), height: z.number().int() }),
-  callTitle: (input) => `Screenshot ${input.url ?? 'HTML'}`,
+  callTitle: (input) => `Screenshot ${input.url?.replace(/^https?:\/\//i, '').slice(0, 80) ?? 'HTML'}`,
+  dryRun: screenshotDryRun,
+  preview: ScreenshotPreview,
   async run(input, context) {
     const { browser, http, signal } = context
     if (!browser) {

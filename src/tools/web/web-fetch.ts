@@ -4,6 +4,7 @@ import { decodeTextBody, parseContentType } from '../../net/content-type'
 import { cutToJsonBudget } from '../files/text'
 import { offloaded } from '../offload'
 import { defineTool, type ToolContext } from '../tool'
+import { WebFetchPreview, webFetchDryRun } from './dry-runs'
 import { requireHttp } from './http-fetch'
 import type { ReadablePage } from './readable'
 import { webTasks } from './tasks'
@@ -18,7 +19,7 @@ export const webFetch = defineTool({
   effect: 'external',
   // A GET: fetching again changes nothing.
   hints: { idempotent: true },
-  input: z.object({
+  input: z.strictObject({
     url: z.string().min(1).max(8192).describe('Absolute http:// or https:// URL of the page.'),
     format: z.enum(['markdown', 'text', 'html']).default('markdown').describe('Default: markdown.'),
     max_chars: z
@@ -46,6 +47,9 @@ export const webFetch = defineTool({
     truncated: z.boolean(),
     hint: z.string().optional(),
   }),
+  callTitle: (input) => `Read ${input.url.replace(/^https?:\/\//i, '').slice(0, 80)}`,
+  dryRun: webFetchDryRun,
+  preview: WebFetchPreview,
   async run(input, { http, browser, signal, offload }) {
     if (input.render) {
       if (!browser) {

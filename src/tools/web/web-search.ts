@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { ToolError } from '../../core/errors'
 import { defineTool } from '../tool'
+import { SearchPreview, webSearchDryRun } from './dry-runs'
 
 export const webSearch = defineTool({
   name: 'web_search',
@@ -10,7 +11,7 @@ export const webSearch = defineTool({
   effect: 'external',
   // A search changes nothing.
   hints: { idempotent: true },
-  input: z.object({
+  input: z.strictObject({
     query: z.string().trim().min(1).max(500).describe('What to search for.'),
     count: z.number().int().min(1).max(10).default(5).describe('Number of results, 1-10. Default: 5.'),
   }),
@@ -19,6 +20,9 @@ export const webSearch = defineTool({
     provider: z.string(),
     results: z.array(z.object({ title: z.string(), url: z.string(), snippet: z.string() })),
   }),
+  callTitle: (input) => `Search: ${input.query.length > 60 ? `${input.query.slice(0, 60)}…` : input.query}`,
+  dryRun: webSearchDryRun,
+  preview: SearchPreview,
   async run(input, { search, signal }) {
     if (!search) {
       throw new ToolError('unavailable', 'No web search provider is configured on this server.', {

@@ -13,7 +13,14 @@ const SheetOutput = z.object({
   row_count: z.number().int().describe('Rows holding any value, the header row included.'),
   column_count: z.number().int(),
   dimension: z.string().optional().describe('The used range the file declares, e.g. "A1:F120".'),
-  headers: z.array(z.string().nullable()).describe('The first row when all its values are text; otherwise empty.'),
+  header_row: z
+    .number()
+    .int()
+    .nullable()
+    .describe('The row the headers come from (1-based); title banners above it are skipped. null: no header row.'),
+  headers: z
+    .array(z.string().nullable())
+    .describe('The header row: the first row of only text that is not a title; empty when there is none.'),
   columns: z.array(
     z.object({
       index: z.number().int(),
@@ -61,7 +68,7 @@ export const excelAnalyze = defineTool({
   description:
     'Describe an .xlsx or .csv file: sheets with row and column counts, headers, inferred column types, sample rows, formulas and merged cells. Reads a workspace path or an attached file.',
   effect: 'read',
-  input: z.object({
+  input: z.strictObject({
     ...FileInputFields,
     sheet: z.string().min(1).max(100).optional().describe('Analyze only this sheet (by name). Default: all.'),
     sample_rows: z.number().int().min(0).max(50).default(5).describe('Data rows to return per sheet. Default: 5.'),
@@ -73,6 +80,8 @@ export const excelAnalyze = defineTool({
     summary: z.string(),
     truncated: z.boolean().describe('True when samples or column details were cut to keep the response small.'),
   }),
+  callTitle: (input) =>
+    `Analyze ${input.path ?? input.openaiFileIdRefs?.[0]?.name ?? 'spreadsheet'}${input.sheet ? ` (${input.sheet})` : ''}`,
   async run(input, context) {
     const file = await readInputFile(input, context)
     // Read cell by cell: seconds of CPU for a large sheet, done off the event loop.

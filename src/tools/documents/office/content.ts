@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { ToolError } from '../../../core/errors'
 import { type Block, parseMarkdown, plainText, type Run, runsText } from '../markdown'
 
 /** `content`: Markdown, or structured JSON (sections for Word, slides for PowerPoint, sheets for Excel). */
@@ -48,6 +49,32 @@ export const Content = z
     'Markdown (headings, paragraphs, lists, tables, **bold**, *italic*) or JSON: {sections:[{heading,text,bullets,numbered,table}]}, {slides:[{title,subtitle,text,bullets,table,notes}]} or {sheets:[{name,headers,rows}]}.',
   )
 export type Content = z.output<typeof Content>
+
+/**
+ * Content sent as a string that is JSON: models often serialize the structured form. A JSON object
+ * that is structured content is used as such; any other JSON object or array is refused with a hint,
+ * since rendering it as literal text is never what was meant. Anything else is Markdown.
+ */
+export function contentOf(content: Content): Content {
+  if (typeof content !== 'string') return content
+  const text = content.trim()
+  if (!/^[[{]/.test(text)) return content
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch {
+    return content
+  }
+  const parsed = StructuredContent.safeParse(json)
+  const known = typeof json === 'object' && json !== null && !Array.isArray(json)
+  if (parsed.success && known && Object.keys(json as object).length > 0) return parsed.data
+  const issue = parsed.success ? undefined : parsed.error.issues[0]
+  const where = issue?.path.length ? ` (content.${issue.path.join('.')}: ${issue.message})` : ''
+  throw new ToolError('validation', `content is a JSON string that is not structured content${where}.`, {
+    hint: 'Send content as a JSON object (not a string) with sections, slides or sheets, e.g. {"sheets":[{"name":"Data","headers":["a"],"rows":[[1]]}]}; or send Markdown text.',
+    details: { field: issue?.path.length ? `content.${issue.path.join('.')}` : 'content' },
+  })
+}
 
 export interface DocSection {
   title?: string

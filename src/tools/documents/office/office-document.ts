@@ -2,12 +2,14 @@ import { z } from 'zod'
 import { fileOutput, saveOutputFile } from '../../../downloads/handoff'
 import { FileOutputFields, OutputPath } from '../../../downloads/schemas'
 import { defineTool } from '../../tool'
-import { Content, toBlocks, toSections, toSheets } from './content'
+import { OfficePreview, officeDryRun } from '../dry-runs'
+import { Content, contentOf, toBlocks, toSections, toSheets } from './content'
 import { Customization } from './customization'
 import { sheetDefaults, slideDefaults } from './defaults'
 import { resolveTheme } from './theme'
 
 const extensions = { word: 'docx', powerpoint: 'pptx', excel: 'xlsx' } as const
+const labels = { word: 'Word document', powerpoint: 'slides', excel: 'workbook' } as const
 
 export const officeDocument = defineTool({
   name: 'office_document',
@@ -15,7 +17,7 @@ export const officeDocument = defineTool({
   description:
     'Create a Word (.docx), PowerPoint (.pptx) or Excel (.xlsx) file from Markdown or JSON (sections, slides, sheets), styled by customization. Returns a download link.',
   effect: 'write',
-  input: z.object({
+  input: z.strictObject({
     document_type: z.enum(['word', 'powerpoint', 'excel']).describe('word | powerpoint | excel.'),
     title: z
       .string()
@@ -32,7 +34,11 @@ export const officeDocument = defineTool({
     document_type: z.enum(['word', 'powerpoint', 'excel']),
     summary: z.string().describe('What the document holds, e.g. "7 slides" or "2 sheets, 1,200 rows".'),
   }),
-  async run(input, context) {
+  callTitle: (input) => `Make ${labels[input.document_type]} ${input.output_path ?? input.title}`,
+  dryRun: officeDryRun,
+  preview: OfficePreview,
+  async run(request, context) {
+    const input = { ...request, content: contentOf(request.content) }
     const custom = input.customization ?? {}
     let bytes: Uint8Array
     let summary: string

@@ -1,5 +1,6 @@
 import PptxGenJS from 'pptxgenjs'
 import type { DocSection } from './content'
+import { dotTableBorders } from './slide-borders'
 import {
   addTable,
   addText,
@@ -10,6 +11,7 @@ import {
   type Slide,
   slideHeight,
   slideWidth,
+  titleBand,
 } from './slide-parts'
 import type { Theme } from './theme'
 
@@ -23,13 +25,13 @@ const maxTableSlides = 20
 function newSlide(pptx: PptxGenJS, theme: Theme, title: string, documentTitle: string): Slide {
   const slide = pptx.addSlide()
   slide.background = { color: theme.background }
-  const h = inch(theme.headerSize * 1.5 + theme.padding.header)
-  band(slide, theme, 0, h)
+  const { bandHeight, textY, textHeight } = titleBand(theme)
+  band(slide, theme, 0, bandHeight)
   slide.addText(title, {
     x: inch(theme.margin.left),
-    y: 0,
+    y: textY,
     w: slideWidth - inch(theme.margin.left + theme.margin.right),
-    h,
+    h: textHeight,
     fontFace: theme.font,
     fontSize: theme.headerSize,
     bold: theme.boldTitle,
@@ -62,14 +64,17 @@ function newSlide(pptx: PptxGenJS, theme: Theme, title: string, documentTitle: s
 function titleSlide(pptx: PptxGenJS, theme: Theme, title: string, subtitle: string): void {
   const slide = pptx.addSlide()
   slide.background = { color: theme.background }
-  const y = theme.headerStyle === 'banner' ? 0 : 1.6
-  const h = theme.headerStyle === 'banner' ? 3 : 1.8
+  // The margins frame the title slide too: its text stays inside margin_left/right, below margin_top.
+  const x = inch(theme.margin.left)
+  const w = slideWidth - x - inch(theme.margin.right)
+  const y = theme.headerStyle === 'banner' ? 0 : Math.max(1.6, inch(theme.margin.top))
+  const h = theme.headerStyle === 'banner' ? Math.max(3, inch(theme.margin.top) + 2) : 1.8
   band(slide, theme, y, h)
   slide.addText(title, {
-    x: 0.5,
-    y,
-    w: slideWidth - 1,
-    h,
+    x,
+    y: theme.headerStyle === 'banner' ? inch(theme.margin.top) : y,
+    w,
+    h: theme.headerStyle === 'banner' ? h - inch(theme.margin.top) : h,
     align: 'center',
     valign: 'middle',
     fontFace: theme.font,
@@ -78,9 +83,9 @@ function titleSlide(pptx: PptxGenJS, theme: Theme, title: string, subtitle: stri
     color: theme.onPrimary,
   })
   slide.addText(subtitle, {
-    x: 0.5,
-    y: y + h + 0.3,
-    w: slideWidth - 1,
+    x,
+    y: y + h + inch(theme.padding.content) + 0.2,
+    w,
     h: 0.6,
     align: 'center',
     fontFace: theme.font,
@@ -137,6 +142,6 @@ export async function renderPowerPoint(title: string, sections: DocSection[], th
         )
     }
   }
-  const output = await pptx.write({ outputType: 'nodebuffer' })
-  return new Uint8Array(output as ArrayBuffer)
+  const output = new Uint8Array((await pptx.write({ outputType: 'nodebuffer' })) as ArrayBuffer)
+  return theme.border.style === 'dotted' ? dotTableBorders(output) : output
 }

@@ -116,8 +116,18 @@ export interface Frame {
   h: number
 }
 
+/**
+ * The title band of a content slide, from the slide's top edge: margin_top above the title line,
+ * padding_header shared around it.
+ */
+export function titleBand(theme: Theme): { bandHeight: number; textY: number; textHeight: number } {
+  const textHeight = inch(theme.headerSize * 1.5 + theme.padding.header / 2)
+  const textY = inch(theme.margin.top)
+  return { bandHeight: textY + textHeight, textY, textHeight }
+}
+
 export function bodyFrame(theme: Theme): Frame {
-  const top = inch(theme.headerSize * 1.5 + theme.padding.header) + inch(theme.padding.content)
+  const top = titleBand(theme).bandHeight + inch(theme.padding.content)
   const bottom = slideHeight - inch(theme.margin.bottom) - inch(theme.footerSize * 1.6 + theme.padding.footer / 2)
   const x = inch(theme.margin.left)
   return { x, y: top, w: slideWidth - x - inch(theme.margin.right), h: Math.max(0.5, bottom - top) }
@@ -186,6 +196,7 @@ export function addTable(
     ),
   ]
   if (data.length === 0) return
+  // pptxgenjs draws table borders solid or dashed only; a dotted border is made dotted after writing (dotTableBorders).
   const type = theme.border.style === 'none' ? 'none' : theme.border.style === 'solid' ? 'solid' : 'dash'
   slide.addTable(data as never, {
     x: frame.x,

@@ -5,25 +5,17 @@ import { fileOutput, saveOutputFile } from '../../../downloads/handoff'
 import { FileOutputFields, OutputPath } from '../../../downloads/schemas'
 import { offloaded } from '../../offload'
 import { defineTool, type ToolContext } from '../../tool'
+import { PdfPreview, pdfDryRun } from '../dry-runs'
 import { documentTasks } from '../tasks'
 import { sanitizeTemplate } from './html'
+import { assertPrintableArea, millimetre, paper } from './page-setup'
 import type { TextPdfOptions } from './render-text'
 
-// Page sizes in points, portrait.
-const paper: Record<PaperFormat, [number, number]> = {
-  A3: [841.89, 1190.55],
-  A4: [595.28, 841.89],
-  A5: [419.53, 595.28],
-  Letter: [612, 792],
-  Legal: [612, 1008],
-  Tabloid: [792, 1224],
-}
 const maxPages = 2000
-const millimetre = 72 / 25.4
 
 const Margin = z.number().min(0).max(100)
 
-const input = z.object({
+const input = z.strictObject({
   content: z.string().max(5_000_000).describe('The document: HTML, Markdown or plain text, as content_type says.'),
   content_type: z
     .enum(['html', 'markdown', 'text'])
@@ -52,23 +44,6 @@ const input = z.object({
 })
 
 type Input = z.output<typeof input>
-
-// Margins that leave less than this (in mm) across or down the page leave no room for a line of text:
-// the renderers then set one character per page and hit the page limit instead of saying why.
-const minPrintableMm = 30
-
-function assertPrintableArea(request: Input): void {
-  const [short, long] = paper[request.page_size]
-  const landscape = request.orientation === 'landscape'
-  const widthMm = (landscape ? long : short) / millimetre
-  const heightMm = (landscape ? short : long) / millimetre
-  const { top, right, bottom, left } = request.margins
-  if (widthMm - left - right >= minPrintableMm && heightMm - top - bottom >= minPrintableMm) return
-  throw new ToolError('validation', `The margins leave less than ${minPrintableMm} mm of the page to print on.`, {
-    hint: `${request.page_size} ${request.orientation} is ${Math.round(widthMm)} × ${Math.round(heightMm)} mm: keep left + right under ${Math.floor(widthMm - minPrintableMm)} and top + bottom under ${Math.floor(heightMm - minPrintableMm)}.`,
-    details: { field: 'margins' },
-  })
-}
 
 function textOptions(request: Input): TextPdfOptions {
   const [short, long] = paper[request.page_size]
@@ -192,6 +167,9 @@ export const pdfGeneration = defineTool({
     pages: z.number().int(),
     renderer: z.enum(['chromium', 'pdf-lib']).describe('chromium for html (and markdown when a browser is available).'),
   }),
+  callTitle: (request) => `Make PDF ${request.output_path ?? request.title}`,
+  dryRun: pdfDryRun,
+  preview: PdfPreview,
   async run(request, context) {
     assertPrintableArea(request)
     const { bytes, pages, renderer } = await render(request, context)
