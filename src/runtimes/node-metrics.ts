@@ -83,7 +83,10 @@ export function createNodeMetrics(services: () => Partial<ToolServices>): Metric
   })
   // prom-client hashes the label set on every inc and observe; the children bound to one set skip that.
   // A set is a tool, its source and an outcome, all bounded by the catalog and the error codes.
-  const children = new Map<string, { calls: ReturnType<typeof calls.labels>; duration: ReturnType<typeof duration.labels> }>()
+  const children = new Map<
+    string,
+    { calls: ReturnType<typeof calls.labels>; duration: ReturnType<typeof duration.labels> }
+  >()
   return {
     recordCall(tool, source, outcome, seconds) {
       const labels = `${tool}\u0000${source}\u0000${outcome}`
