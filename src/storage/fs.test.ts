@@ -1,4 +1,5 @@
-import { lstat, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises'
+import { execFileSync } from 'node:child_process'
+import { lstat, mkdir, mkdtemp, readdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -143,6 +144,28 @@ describe('fs storage', () => {
     expect((await readdir(join(deep, 'a', 'b'))).sort()).toEqual(['file.txt', 'to-root'])
     await expect(lstat(join(directory, 'nowhere'))).rejects.toMatchObject({ code: 'ENOENT' })
     expect(await store.head('deep/copied.txt')).toBeNull()
+    await expectOutsideUntouched()
+  })
+
+  // What is not a plain file, or is reached through a link planted after a clean read of the same
+  // key, must never be read.
+  it('answers null for a folder or a FIFO without waiting, and refuses a link planted after a read', async () => {
+    await store.put('kinds/file.txt', 'plain')
+    await mkdir(join(root, 'kinds', 'folder'))
+    execFileSync('mkfifo', [join(root, 'kinds', 'pipe')])
+    for (const key of ['kinds/folder', 'kinds/pipe']) {
+      expect(await store.get(key), key).toBeNull()
+      expect(await store.getWithin(key, 1000), key).toBeNull()
+    }
+    expect(new TextDecoder().decode((await store.get('kinds/file.txt'))?.body)).toBe('plain')
+    await rename(join(root, 'kinds'), join(root, 'kinds-real'))
+    await symlink(join(root, 'kinds-real'), join(root, 'kinds'))
+    await expectSymlinkRefusal(store.get('kinds/file.txt'))
+    await expectSymlinkRefusal(store.getWithin('kinds/file.txt', 1000))
+    await rm(join(root, 'kinds'))
+    await symlink(join(outside, 'secret.txt'), join(root, 'kinds-real', 'file.txt.link'))
+    await rename(join(root, 'kinds-real', 'file.txt.link'), join(root, 'kinds-real', 'file.txt'))
+    await expectSymlinkRefusal(store.getWithin('kinds-real/file.txt', 1000))
     await expectOutsideUntouched()
   })
 
