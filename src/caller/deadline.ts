@@ -40,6 +40,6 @@ export async function runWithDeadline<T>(
     return await Promise.race([running, expired])
   } finally {
     clearTimeout(timer)
-    outer.removeEventListener('abort', forward)
+    if (controller !== owner) outer.removeEventListener('abort', forward)
   }
 }

@@ -56,15 +56,17 @@ export async function invokeTool(invocation: Invocation): Promise<unknown> {
     ...(invocation.origin ? { origin: invocation.origin } : {}),
     keyEgress: principal.egress,
     ...(invocation.inlineImages ? { inlineImages: true } : {}),
+    signal: invocation.signal,
   }
   let output: unknown
   if (deadlineMs === undefined) {
-    output = await tool.run(invocation.input as never, { ...context, signal: invocation.signal })
+    output = await tool.run(invocation.input as never, context)
   } else {
+    // With the call's own controller (signalOwner) the deadline aborts that signal: no second context.
     output = await runWithDeadline(
       deadlineMs,
       invocation.signal,
-      (signal) => tool.run(invocation.input as never, { ...context, signal }),
+      (signal) => tool.run(invocation.input as never, signal === context.signal ? context : { ...context, signal }),
       invocation.signalOwner,
     )
   }
