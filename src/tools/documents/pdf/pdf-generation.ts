@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import type { PaperFormat, PdfRenderOptions } from '../../../browser/types'
+import type { PdfRenderOptions } from '../../../browser/types'
 import { ToolError } from '../../../core/errors'
 import { fileOutput, saveOutputFile } from '../../../downloads/handoff'
 import { FileOutputFields, OutputPath } from '../../../downloads/schemas'
