@@ -29,9 +29,11 @@ export function createJsonLogger(
   }
   const redact = { paths: [...redactedKeys, ...redactedNestedKeys.map((key) => `*.${key}`)], censor: '[redacted]' }
   const logger = destination ? pino({ ...options, redact }, destination) : pino({ ...options, redact })
-  // The stream pino made (stdout) or was given: the twin writes to that very stream.
-  const stream = (logger as unknown as Record<symbol, pino.DestinationStream>)[pino.symbols.streamSym]
-  const unredacted = pino(options, stream)
+  // The stream pino made (stdout) or was given: the twin writes to that very stream. pino's browser
+  // build (Workers) has no streams and no symbols: there every line goes through the redacting logger.
+  const streamSym = pino.symbols?.streamSym
+  const stream = streamSym && (logger as unknown as Record<symbol, pino.DestinationStream>)[streamSym]
+  const unredacted = stream ? pino(options, stream) : logger
   const to = (fields: Record<string, unknown>) => (redactionChanges(fields) ? logger : unredacted)
   return {
     info: (message, fields = {}) => to(fields).info(fields, message),
