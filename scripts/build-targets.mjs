@@ -1,4 +1,4 @@
-// The serverless bundles: AWS Lambda (dist/lambda) and Cloudflare Workers (dist/worker).
+// The bundles: the Node server (dist/node.js), AWS Lambda (dist/lambda) and Cloudflare Workers (dist/worker).
 import { existsSync } from 'node:fs'
 import { cp, mkdir, readFile, rm } from 'node:fs/promises'
 import { createRequire } from 'node:module'
@@ -37,6 +37,40 @@ async function copyPackage(name, target, from = process.cwd(), seen = new Set())
   for (const dependency of Object.keys({ ...dependencies, ...optionalDependencies })) {
     await copyPackage(dependency, target, folder, seen)
   }
+}
+
+/**
+ * The Node server and the `toolport` command, with the worker entries they start; packages stay
+ * external and load from node_modules.
+ *
+ * Split as the Lambda bundle is: each `await import()` (the Office writers, pdf-lib with fontkit,
+ * Chromium, the shell parser, the MCP SDK, page extraction, the AWS SDK for a bucket) becomes a chunk in
+ * chunks/ whose packages load with it. In a single file esbuild hoists every package import to its top,
+ * so a server that only ever serves file tools loaded them all at start (idle RSS: bench/load-memory.ts;
+ * what loads when: docs/deploy.md). Stale chunks of earlier builds are left in place rather than removed:
+ * a service started from dist/ may still import them.
+ */
+export async function buildNode({ outdir = 'dist' } = {}) {
+  return build({
+    // policy-worker: the command policy's parser runs in a worker thread (src/sandbox/policy/command-lister.ts);
+    // offload-worker: so does the tools' CPU-heavy work (src/runtimes/offload-pool.ts).
+    entryPoints: {
+      node: 'src/runtimes/node.ts',
+      cli: 'src/cli/main.ts',
+      'policy-worker': 'src/sandbox/policy/policy-worker.ts',
+      'offload-worker': 'src/runtimes/offload-worker.ts',
+    },
+    outdir,
+    bundle: true,
+    splitting: true,
+    chunkNames: 'chunks/[name]-[hash]',
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    packages: 'external',
+    sourcemap: true,
+    logLevel: 'warning',
+  })
 }
 
 /**

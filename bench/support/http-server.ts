@@ -1,11 +1,15 @@
 // A server for bench/http-overhead.ts, run in its own process: `toolport` (the Node service as
 // `npm start` builds it: fs storage, a bearer key, the JSON access log and Prometheus metrics, one
-// 1 KB file) or `bare` (a bare Hono + @hono/node-server route answering the body toolport answers,
-// given in BENCH_BODY). Prints one JSON line { ready: true, url }, then serves until killed.
-import { mkdtemp, rm } from 'node:fs/promises'
+// 1 KB file), `plain` (the same work done plainly: a bare Hono + @hono/node-server route that parses
+// the JSON body, checks the bearer key, normalises the path, lstats and reads the same 1 KB file and
+// answers the same JSON) or `bare` (a bare route answering the body toolport answers, given in
+// BENCH_BODY, from memory: the floor). Prints one JSON line { ready: true, url }, then serves until
+// killed.
+import { timingSafeEqual } from 'node:crypto'
+import { lstat, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, posix } from 'node:path'
 import { serve } from '@hono/node-server'
 import { Hono } from 'hono'
 import { startNodeService } from '../../src/runtimes/node-service'
@@ -40,6 +44,37 @@ if (mode === 'toolport') {
   process.once('SIGTERM', () =>
     server.close(() => void rm(data, { recursive: true, force: true }).then(() => process.exit(0))),
   )
+} else if (mode === 'plain') {
+  // The file at the same depth below a data folder as toolport's fs storage keeps it.
+  const data = await mkdtemp(join(tmpdir(), 'toolport-bench-plain-'))
+  const workspaces = join(data, 'data', 'tenants', 'bench', 'workspaces')
+  await mkdir(join(workspaces, 'bench'), { recursive: true })
+  await writeFile(join(workspaces, 'bench', 'bench.txt'), fileContent)
+  const expected = Buffer.from(`Bearer ${benchKey}`)
+  const app = new Hono()
+  app.post('/v1/tools/read_file', async (c) => {
+    const presented = Buffer.from(c.req.header('authorization') ?? '')
+    if (presented.length !== expected.length || !timingSafeEqual(presented, expected)) {
+      return c.json({ error: 'unauthorized' }, 401)
+    }
+    const workspace = c.req.query('workspace') ?? 'default'
+    if (!/^[A-Za-z0-9._-]{1,64}$/.test(workspace)) return c.json({ error: 'bad workspace' }, 400)
+    const input = (await c.req.json()) as { path?: unknown }
+    if (typeof input.path !== 'string') return c.json({ error: 'path must be a string' }, 400)
+    const path = posix.normalize(input.path)
+    if (path.startsWith('/') || path === '..' || path.startsWith('../')) return c.json({ error: 'bad path' }, 400)
+    const file = join(workspaces, workspace, path)
+    const stats = await lstat(file).catch(() => null)
+    if (!stats?.isFile()) return c.json({ error: 'not found' }, 404)
+    const content = await readFile(file, 'utf8')
+    const lines = content.match(/[^\n]*\n|[^\n]+$/g)?.length ?? 0
+    return c.json({ path, content, total_lines: lines, start_line: 1, end_line: lines, truncated: false })
+  })
+  const { server, url } = await listen(app.fetch)
+  console.log(JSON.stringify({ ready: true, url }))
+  process.once('SIGTERM', () =>
+    server.close(() => void rm(data, { recursive: true, force: true }).then(() => process.exit(0))),
+  )
 } else if (mode === 'bare') {
   const body = process.env.BENCH_BODY ?? ''
   const contentType = process.env.BENCH_CONTENT_TYPE ?? 'application/json'
@@ -49,5 +84,5 @@ if (mode === 'toolport') {
   console.log(JSON.stringify({ ready: true, url }))
   process.once('SIGTERM', () => server.close(() => process.exit(0)))
 } else {
-  throw new Error('usage: http-server.ts toolport|bare')
+  throw new Error('usage: http-server.ts toolport|plain|bare')
 }

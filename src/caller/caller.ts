@@ -69,7 +69,7 @@ export function createCaller(deps: CallerDeps): Caller {
   const syncLimits: ToolLimits = { ...limits, callTimeoutMs: settings.callTimeoutSeconds * 1000 }
   const syncTimeoutMs = settings.syncTimeoutSeconds * 1000
 
-  const invokeWith = (call: Call, callLimits: ToolLimits) =>
+  const invokeWith = (call: Call, callLimits: ToolLimits, signalOwner?: AbortController) =>
     invokeTool({
       tool: call.tool,
       input: call.input,
@@ -80,6 +80,7 @@ export function createCaller(deps: CallerDeps): Caller {
       log,
       services,
       signal: call.signal,
+      ...(signalOwner ? { signalOwner } : {}),
       ...(call.emit ? { emit: call.emit } : {}),
       ...(call.origin ? { origin: call.origin } : {}),
       ...(call.inlineImages ? { inlineImages: true } : {}),
@@ -113,9 +114,8 @@ export function createCaller(deps: CallerDeps): Caller {
   const invoke = (call: Call) => invokeWith(call, syncLimits)
 
   async function run(call: Call, options: { async: boolean; callbackUrl: string | null }): Promise<RunOutcome> {
-    const spec = jobSpec(call, options.callbackUrl)
     if (call.tool.runsInline) return { output: await invoke(call) }
-    if (options.async) return { job: await jobs.submit(spec) }
+    if (options.async) return { job: await jobs.submit(jobSpec(call, options.callbackUrl)) }
     if (syncTimeoutMs <= 0) return { output: await invoke(call) }
     // The call's own signal: a disconnect cancels it only while it is still a synchronous call.
     const controller = new AbortController()
@@ -124,7 +124,8 @@ export function createCaller(deps: CallerDeps): Caller {
       if (!converted) controller.abort(new Error('client disconnected'))
     }
     call.signal.addEventListener('abort', onDisconnect, { once: true })
-    const work = invoke({ ...call, signal: controller.signal })
+    // The deadline aborts this controller itself: one controller per call, not one per layer.
+    const work = invokeWith({ ...call, signal: controller.signal }, syncLimits, controller)
     let timer: ReturnType<typeof setTimeout> | undefined
     const outcome = await Promise.race([
       work.then(
@@ -138,7 +139,7 @@ export function createCaller(deps: CallerDeps): Caller {
     clearTimeout(timer)
     if (outcome === 'slow') {
       converted = true
-      return { job: await jobs.adopt(spec, work, controller) }
+      return { job: await jobs.adopt(jobSpec(call, options.callbackUrl), work, controller) }
     }
     call.signal.removeEventListener('abort', onDisconnect)
     if ('error' in outcome) throw outcome.error

@@ -4,18 +4,23 @@ import { ToolError } from '../core/errors'
  * Runs `run` with a signal that aborts when `outer` does (with its reason) or when the deadline
  * passes (a TimeoutError). One controller and one timer serve both, cleared when the call ends: no
  * AbortSignal.any and no timer left behind per finished call, which a busy server pays for on every
- * call. The tool sees the aborted signal, but a tool that ignores it must not hold the call: the
- * answer is 504 at the deadline whatever the tool does (its late result or error is dropped).
+ * call. `owner`, when given, is the controller behind `outer`, made for this call alone: the deadline
+ * then aborts it directly, with no second controller forwarding it. The tool sees the aborted signal,
+ * but a tool that ignores it must not hold the call: the answer is 504 at the deadline whatever the
+ * tool does (its late result or error is dropped).
  */
 export async function runWithDeadline<T>(
   deadlineMs: number,
   outer: AbortSignal,
   run: (signal: AbortSignal) => Promise<T>,
+  owner?: AbortController,
 ): Promise<T> {
-  const controller = new AbortController()
+  const controller = owner?.signal === outer ? owner : new AbortController()
   const forward = () => controller.abort(outer.reason)
-  if (outer.aborted) forward()
-  else outer.addEventListener('abort', forward, { once: true })
+  if (controller !== owner) {
+    if (outer.aborted) forward()
+    else outer.addEventListener('abort', forward, { once: true })
+  }
   let timer: ReturnType<typeof setTimeout> | undefined
   const expired = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
@@ -35,6 +40,6 @@ export async function runWithDeadline<T>(
     return await Promise.race([running, expired])
   } finally {
     clearTimeout(timer)
-    outer.removeEventListener('abort', forward)
+    if (controller !== owner) outer.removeEventListener('abort', forward)
   }
 }

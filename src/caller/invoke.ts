@@ -16,6 +16,8 @@ export interface Invocation {
   storage: ObjectStore
   limits: ToolLimits
   signal: AbortSignal
+  /** The controller behind `signal` when it was made for this call alone: the deadline aborts it directly. */
+  signalOwner?: AbortController
   log: Logger
   services: ToolServices
   emit?: (event: ToolEvent) => void
@@ -54,13 +56,18 @@ export async function invokeTool(invocation: Invocation): Promise<unknown> {
     ...(invocation.origin ? { origin: invocation.origin } : {}),
     keyEgress: principal.egress,
     ...(invocation.inlineImages ? { inlineImages: true } : {}),
+    signal: invocation.signal,
   }
   let output: unknown
   if (deadlineMs === undefined) {
-    output = await tool.run(invocation.input as never, { ...context, signal: invocation.signal })
+    output = await tool.run(invocation.input as never, context)
   } else {
-    output = await runWithDeadline(deadlineMs, invocation.signal, (signal) =>
-      tool.run(invocation.input as never, { ...context, signal }),
+    // With the call's own controller (signalOwner) the deadline aborts that signal: no second context.
+    output = await runWithDeadline(
+      deadlineMs,
+      invocation.signal,
+      (signal) => tool.run(invocation.input as never, signal === context.signal ? context : { ...context, signal }),
+      invocation.signalOwner,
     )
   }
   const checked = tool.output.safeParse(output)

@@ -36,15 +36,46 @@ export interface NormalizeOptions {
 export function normalizeWorkspacePath(path: unknown, options: NormalizeOptions = {}): string {
   const field = options.field ?? 'path'
   if (typeof path !== 'string') reject(String(path), 'it is not a string', field)
-  if (forbiddenCharacters.test(path)) reject(path, 'it contains a control character', field)
-  // Storage names are UTF-8, where every unpaired surrogate becomes U+FFFD: "\ud800" and "\udbff" would
-  // both name the file "\ufffd".
-  if (/\p{Cs}/u.test(path)) reject(path, 'it contains an unpaired UTF-16 surrogate (not valid Unicode)', field)
+  // Printable ASCII (most paths) has no controls, surrogates or compatibility forms, and one byte per
+  // character: those checks, and the UTF-8 encoding that measures lengths, are skipped for it.
+  const ascii = printableAscii.test(path)
+  if (!ascii) checkCharacters(path, field)
   if (path.includes('\\')) reject(path, 'it contains a backslash', field)
   if (path.startsWith('/')) reject(path, 'it is absolute', field)
   if (path.startsWith('~')) reject(path, 'home-directory paths are not supported', field)
   if (/^[A-Za-z]:/.test(path)) reject(path, 'it has a drive letter', field)
   if (encodedSeparator.test(path)) reject(path, 'it contains a percent-encoded separator or dot', field)
+  if (!ascii) checkCompatibilityForms(path, field)
+  const segments: string[] = []
+  for (const segment of path.split('/')) {
+    if (segment === '' || segment === '.') continue
+    if (segment === '..') reject(path, 'it contains ".."', field)
+    if (/^\.+$/.test(segment)) reject(path, 'it has a segment made only of dots', field)
+    if (segment.trim() === '') reject(path, 'it has a segment made only of spaces', field)
+    if ((ascii ? segment.length : utf8Length(segment)) > maxSegmentBytes) {
+      reject(path, `a segment is longer than ${maxSegmentBytes} bytes`, field)
+    }
+    segments.push(segment)
+  }
+  const normalized = segments.join('/')
+  if (normalized === '' && !options.allowRoot) reject(path, 'it names the workspace root, not a file', field)
+  if ((ascii ? normalized.length : utf8Length(normalized)) > maxPathBytes) {
+    reject(path, `it is longer than ${maxPathBytes} bytes`, field)
+  }
+  return normalized
+}
+
+const printableAscii = /^[\x20-\x7e]*$/
+
+/** Checks only a path with characters outside printable ASCII needs (this one and the next). */
+function checkCharacters(path: string, field: string): void {
+  if (forbiddenCharacters.test(path)) reject(path, 'it contains a control character', field)
+  // Storage names are UTF-8, where every unpaired surrogate becomes U+FFFD: "\ud800" and "\udbff" would
+  // both name the file "\ufffd".
+  if (/\p{Cs}/u.test(path)) reject(path, 'it contains an unpaired UTF-16 surrogate (not valid Unicode)', field)
+}
+
+function checkCompatibilityForms(path: string, field: string): void {
   // Compatibility forms such as U+2025 (two-dot leader) or U+FF0F (fullwidth solidus) become '..' and
   // '/' under NFKC, which some filesystems and clients apply.
   const compatible = path.normalize('NFKC')
@@ -54,23 +85,10 @@ export function normalizeWorkspacePath(path: unknown, options: NormalizeOptions 
   ) {
     reject(path, 'it contains characters that normalize to a path separator or dots', field)
   }
-  const segments: string[] = []
-  for (const segment of path.split('/')) {
-    if (segment === '' || segment === '.') continue
-    if (segment === '..') reject(path, 'it contains ".."', field)
-    if (/^\.+$/.test(segment)) reject(path, 'it has a segment made only of dots', field)
-    if (segment.trim() === '') reject(path, 'it has a segment made only of spaces', field)
-    if (new TextEncoder().encode(segment).byteLength > maxSegmentBytes) {
-      reject(path, `a segment is longer than ${maxSegmentBytes} bytes`, field)
-    }
-    segments.push(segment)
-  }
-  const normalized = segments.join('/')
-  if (normalized === '' && !options.allowRoot) reject(path, 'it names the workspace root, not a file', field)
-  if (new TextEncoder().encode(normalized).byteLength > maxPathBytes) {
-    reject(path, `it is longer than ${maxPathBytes} bytes`, field)
-  }
-  return normalized
+}
+
+function utf8Length(text: string): number {
+  return new TextEncoder().encode(text).byteLength
 }
 
 const identifierPattern = /^[A-Za-z0-9._-]{1,64}$/

@@ -81,10 +81,22 @@ export function createNodeMetrics(services: () => Partial<ToolServices>): Metric
       this.set(process.memoryUsage.rss())
     },
   })
+  // prom-client hashes the label set on every inc and observe; the children bound to one set skip that.
+  // A set is a tool, its source and an outcome, all bounded by the catalog and the error codes.
+  const children = new Map<
+    string,
+    { calls: ReturnType<typeof calls.labels>; duration: ReturnType<typeof duration.labels> }
+  >()
   return {
     recordCall(tool, source, outcome, seconds) {
-      calls.inc({ tool, source, outcome })
-      duration.observe({ tool, source, outcome }, seconds)
+      const labels = `${tool}\u0000${source}\u0000${outcome}`
+      let child = children.get(labels)
+      if (!child) {
+        child = { calls: calls.labels({ tool, source, outcome }), duration: duration.labels({ tool, source, outcome }) }
+        children.set(labels, child)
+      }
+      child.calls.inc()
+      child.duration.observe(seconds)
     },
     recordStorageError() {
       storageErrors.inc()

@@ -11,7 +11,6 @@ import type { DocsAssetLoader } from '../http/routes/docs'
 import type { PolicyWorkerOptions } from '../sandbox/policy/command-lister'
 import { createFsStorage } from '../storage/fs'
 import { createMemoryStorage } from '../storage/memory'
-import { createS3Storage } from '../storage/s3'
 import type { StorageSettings } from '../storage/settings'
 import type { ObjectStore } from '../storage/store'
 import { toolNames } from '../tools/builtins'
@@ -35,8 +34,11 @@ async function createStorage(settings: StorageSettings): Promise<ObjectStore> {
   switch (settings.driver) {
     case 'memory':
       return createMemoryStorage()
-    case 's3':
+    case 's3': {
+      // The AWS SDK loads only for a bucket: a service on the fs driver never pays for it.
+      const { createS3Storage } = await import('../storage/s3')
       return createS3Storage(settings.s3 as NonNullable<StorageSettings['s3']>)
+    }
     default:
       return createFsStorage({ root: resolve(settings.dataDir) })
   }

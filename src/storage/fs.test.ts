@@ -1,4 +1,5 @@
-import { lstat, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises'
+import { execFileSync } from 'node:child_process'
+import { lstat, mkdir, mkdtemp, readdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -75,6 +76,7 @@ describe('fs storage', () => {
     await store.put('plain.txt', 'plain')
 
     await expectSymlinkRefusal(store.get('link/secret.txt'))
+    await expectSymlinkRefusal(store.getWithin('link/secret.txt', 1000))
     await expectSymlinkRefusal(store.getStream('link/secret.txt'))
     await expectSymlinkRefusal(store.head('link/secret.txt'))
     await expectSymlinkRefusal(store.put('link/secret.txt', 'overwritten'))
@@ -101,6 +103,7 @@ describe('fs storage', () => {
   it('refuses a symlink as the final component', async () => {
     await symlink(join(outside, 'secret.txt'), join(root, 'file-link'))
     await expectSymlinkRefusal(store.get('file-link'))
+    await expectSymlinkRefusal(store.getWithin('file-link', 1000))
     await expectSymlinkRefusal(store.getStream('file-link'))
     await expectSymlinkRefusal(store.head('file-link'))
     await expectSymlinkRefusal(store.put('file-link', 'overwritten'))
@@ -129,6 +132,7 @@ describe('fs storage', () => {
     ]
     for (const key of keys) {
       await expectSymlinkRefusal(store.get(key))
+      await expectSymlinkRefusal(store.getWithin(key, 1000))
       await expectSymlinkRefusal(store.getStream(key))
       await expectSymlinkRefusal(store.head(key))
       await expectSymlinkRefusal(store.delete(key))
@@ -143,10 +147,33 @@ describe('fs storage', () => {
     await expectOutsideUntouched()
   })
 
+  // What is not a plain file, or is reached through a link planted after a clean read of the same
+  // key, must never be read.
+  it('answers null for a folder or a FIFO without waiting, and refuses a link planted after a read', async () => {
+    await store.put('kinds/file.txt', 'plain')
+    await mkdir(join(root, 'kinds', 'folder'))
+    execFileSync('mkfifo', [join(root, 'kinds', 'pipe')])
+    for (const key of ['kinds/folder', 'kinds/pipe']) {
+      expect(await store.get(key), key).toBeNull()
+      expect(await store.getWithin(key, 1000), key).toBeNull()
+    }
+    expect(new TextDecoder().decode((await store.get('kinds/file.txt'))?.body)).toBe('plain')
+    await rename(join(root, 'kinds'), join(root, 'kinds-real'))
+    await symlink(join(root, 'kinds-real'), join(root, 'kinds'))
+    await expectSymlinkRefusal(store.get('kinds/file.txt'))
+    await expectSymlinkRefusal(store.getWithin('kinds/file.txt', 1000))
+    await rm(join(root, 'kinds'))
+    await symlink(join(outside, 'secret.txt'), join(root, 'kinds-real', 'file.txt.link'))
+    await rename(join(root, 'kinds-real', 'file.txt.link'), join(root, 'kinds-real', 'file.txt'))
+    await expectSymlinkRefusal(store.getWithin('kinds-real/file.txt', 1000))
+    await expectOutsideUntouched()
+  })
+
   it('answers null for a file or a missing folder in the middle of a path', async () => {
     await store.put('middle/file.txt', 'a file')
     for (const key of ['middle/file.txt/below.txt', 'middle/missing/below.txt', 'absent/below.txt']) {
       expect(await store.get(key)).toBeNull()
+      expect(await store.getWithin(key, 1000)).toBeNull()
       expect(await store.getStream(key)).toBeNull()
       expect(await store.head(key)).toBeNull()
       await store.delete(key)
@@ -166,6 +193,7 @@ describe('fs storage', () => {
   it('treats a folder as no object: get and head return null, delete does nothing', async () => {
     await store.put('folder-key/inside.txt', 'inside')
     expect(await store.get('folder-key')).toBeNull()
+    expect(await store.getWithin('folder-key', 1000)).toBeNull()
     expect(await store.getStream('folder-key')).toBeNull()
     expect(await store.head('folder-key')).toBeNull()
     await store.delete('folder-key')

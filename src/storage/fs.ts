@@ -1,11 +1,4 @@
-import {
-  type BigIntStats,
-  close as closeCallback,
-  constants,
-  fstat as fstatCallback,
-  lstatSync,
-  open as openCallback,
-} from 'node:fs'
+import { type BigIntStats, closeSync, constants, fstatSync, lstatSync, openSync } from 'node:fs'
 import { access, type FileHandle, mkdir, open, realpath, unlink } from 'node:fs/promises'
 import { join } from 'node:path'
 import { Readable } from 'node:stream'
@@ -13,10 +6,19 @@ import { ToolError } from '../core/errors'
 import { guarded, hasCode } from './fs-errors'
 import { collectEntries } from './fs-list'
 import { checkedKey, checkedPrefix, inspect, isPlainFolder } from './fs-paths'
-import { readWhole, settle } from './fs-read'
+import { readWhole, readWholeSync } from './fs-read'
 import { pruneEmptyParents, writeObject } from './fs-write'
 import { clampListLimit, selectListPage } from './keys'
-import type { ListOptions, ListResult, ObjectBody, ObjectInfo, ObjectStore, ObjectStream, StoredObject } from './store'
+import type {
+  ListOptions,
+  ListResult,
+  ObjectBody,
+  ObjectInfo,
+  ObjectStore,
+  ObjectStream,
+  ObjectTooLarge,
+  StoredObject,
+} from './store'
 import { timeSlices } from './time-slices'
 
 /**
@@ -30,6 +32,16 @@ export interface FsStorageOptions {
 
 // O_NONBLOCK: if a FIFO is swapped in after the lstat check, open must not hang waiting for a writer.
 const readFlags = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK
+
+/**
+ * get reads files up to this size with a synchronous read. A small read (and open, fstat and close
+ * of any file) in a local folder is answered from the kernel's caches in a few microseconds, while
+ * the four thread-pool hops of an asynchronous read cost ~40 µs of CPU even on an idle machine, and
+ * under load they were the largest part of a small read_file's CPU (a --cpu-prof of
+ * bench/http-overhead.ts). The data of larger files, whose reads take long enough to hold up other
+ * calls, still goes through the thread pool.
+ */
+const syncReadMaxBytes = 64 * 1024
 
 export async function createFsStorage(options: FsStorageOptions): Promise<ObjectStore> {
   await mkdir(options.root, { recursive: true })
@@ -57,24 +69,27 @@ export async function createFsStorage(options: FsStorageOptions): Promise<Object
     return null
   }
 
-  // get takes the fs callback API with a plain descriptor: each fs/promises call and FileHandle
-  // costs about twice the CPU of the same callback call, which shows on every small read.
-  async function get(key: string): Promise<StoredObject | null> {
+  // get opens, checks and closes with synchronous calls (metadata, as inspect), and reads a small
+  // file synchronously too (syncReadMaxBytes); only a larger file's data goes through the thread pool.
+  async function get(key: string, maxBytes = Number.POSITIVE_INFINITY): Promise<StoredObject | ObjectTooLarge | null> {
     const found = await inspect(root, key)
     if (!found?.isFile()) return null
     let fd: number
     try {
-      fd = await settle<number>((done) => openCallback(pathOf(key), readFlags, done))
+      fd = openSync(pathOf(key), readFlags)
     } catch (error) {
       if (hasCode(error, 'ENOENT', 'ENOTDIR', 'EISDIR')) return null
       throw error
     }
     try {
-      const stats = await settle<BigIntStats>((done) => fstatCallback(fd, { bigint: true }, done))
+      // The size that counts is the open file's: it may have grown since the lstat.
+      const stats = fstatSync(fd, { bigint: true })
       if (!stats.isFile()) return null
-      return { ...infoOf(key, stats), body: await readWhole(fd, stats) }
+      if (Number(stats.size) > maxBytes) return { ...infoOf(key, stats), tooLarge: true }
+      const body = stats.size <= syncReadMaxBytes ? readWholeSync(fd, stats) : await readWhole(fd, stats)
+      return { ...infoOf(key, stats), body }
     } finally {
-      await settle<void>((done) => closeCallback(fd, done))
+      closeSync(fd)
     }
   }
 
@@ -156,7 +171,8 @@ export async function createFsStorage(options: FsStorageOptions): Promise<Object
 
   return {
     driver: 'fs',
-    get: (key) => guarded(() => get(checkedKey(key))),
+    get: (key) => guarded(() => get(checkedKey(key)) as Promise<StoredObject | null>),
+    getWithin: (key, maxBytes) => guarded(() => get(checkedKey(key), maxBytes)),
     getStream: (key) => guarded(() => getStream(checkedKey(key))),
     head: (key) => guarded(() => head(checkedKey(key))),
     put: (key, body) => guarded(() => put(checkedKey(key), body)),

@@ -10,7 +10,10 @@ const controlCharacters = /[\u0000-\u001f\u007f-\u009f]/
 
 function keyProblem(key: string, allowTrailingSlash: boolean): string | undefined {
   if (typeof key !== 'string') return 'key is not a string'
-  if (new TextEncoder().encode(key).byteLength > maxKeyBytes) return `key is longer than ${maxKeyBytes} bytes`
+  // A UTF-16 code unit is at most 3 bytes of UTF-8 (a pair of them 4), so a short key needs no encoding.
+  if (key.length * 3 > maxKeyBytes && new TextEncoder().encode(key).byteLength > maxKeyBytes) {
+    return `key is longer than ${maxKeyBytes} bytes`
+  }
   if (controlCharacters.test(key)) return 'key contains a control character'
   if (/\p{Cs}/u.test(key)) return 'key contains an unpaired surrogate'
   if (key.includes('\\')) return 'key contains a backslash'

@@ -68,7 +68,9 @@ describe('withObjectLock takeover', () => {
       // Calls that take their time, as over a network: a slow delete lands after another waiter's create.
       const storage = slowly(createMemoryStorage())
       await storage.put('locks/d.lock', 'crashed holder')
-      await new Promise((resolve) => setTimeout(resolve, 30))
+      // Stale by far, while a live holder (a 5 ms body and ~15 ms calls) stays well inside staleMs even on
+      // a loaded machine: a tighter staleMs lets a merely slow holder be taken over, which is by design.
+      await new Promise((resolve) => setTimeout(resolve, 450))
       let inside = 0
       let most = 0
       await Promise.all(
@@ -82,7 +84,7 @@ describe('withObjectLock takeover', () => {
               await new Promise((resolve) => setTimeout(resolve, 5))
               inside--
             },
-            { staleMs: 20 },
+            { staleMs: 400 },
           ),
         ),
       )

@@ -9,6 +9,7 @@ import type {
   ObjectInfo,
   ObjectStore,
   ObjectStream,
+  ObjectTooLarge,
   PutOptions,
   StoredObject,
 } from './store'
@@ -43,6 +44,13 @@ export function createMemoryStorage(): ObjectStore {
     async get(key: string): Promise<StoredObject | null> {
       const object = find(key)
       return object ? { ...infoOf(key, object), body: object.body.slice() } : null
+    },
+
+    async getWithin(key: string, maxBytes: number): Promise<StoredObject | ObjectTooLarge | null> {
+      const object = find(key)
+      if (!object) return null
+      if (object.body.byteLength > maxBytes) return { ...infoOf(key, object), tooLarge: true }
+      return { ...infoOf(key, object), body: object.body.slice() }
     },
 
     async getStream(key: string): Promise<ObjectStream | null> {

@@ -8,6 +8,7 @@ import type {
   ObjectInfo,
   ObjectStore,
   ObjectStream,
+  ObjectTooLarge,
   PutOptions,
   StoredObject,
 } from './store'
@@ -117,6 +118,20 @@ export function createR2Storage(bucket: R2BucketLike): ObjectStore {
       return guarded(async () => {
         const object = await bucket.get(key)
         if (!object) return null
+        const body = new Uint8Array(await object.arrayBuffer())
+        return { ...infoOf(key, object), size: body.byteLength, body }
+      })
+    },
+
+    async getWithin(key: string, maxBytes: number): Promise<StoredObject | ObjectTooLarge | null> {
+      assertValidKey(key)
+      return guarded(async () => {
+        const object = await bucket.get(key)
+        if (!object) return null
+        if (object.size > maxBytes) {
+          await object.body.cancel().catch(() => {})
+          return { ...infoOf(key, object), tooLarge: true }
+        }
         const body = new Uint8Array(await object.arrayBuffer())
         return { ...infoOf(key, object), size: body.byteLength, body }
       })

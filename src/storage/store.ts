@@ -18,6 +18,11 @@ export interface StoredObject extends ObjectInfo {
   body: Uint8Array
 }
 
+/** What getWithin answers for an object larger than its limit: the object's info, its body unread. */
+export interface ObjectTooLarge extends ObjectInfo {
+  tooLarge: true
+}
+
 export interface ObjectStream extends ObjectInfo {
   body: ReadableStream<Uint8Array>
 }
@@ -49,6 +54,11 @@ export interface ListResult {
 export interface ObjectStore {
   readonly driver: StorageDriverName
   get(key: string): Promise<StoredObject | null>
+  /**
+   * get, for an object of at most maxBytes; a larger one is not read (ObjectTooLarge). One request
+   * where head-then-get took two, with the size checked on the object that is read.
+   */
+  getWithin(key: string, maxBytes: number): Promise<StoredObject | ObjectTooLarge | null>
   getStream(key: string): Promise<ObjectStream | null>
   head(key: string): Promise<ObjectInfo | null>
   /**

@@ -128,6 +128,7 @@ export function quotaStore(storage: ObjectStore, tenant: string, quota: TenantQu
   return {
     driver: storage.driver,
     get: (key) => storage.get(key),
+    getWithin: (key, maxBytes) => storage.getWithin(key, maxBytes),
     getStream: (key) => storage.getStream(key),
     head: (key) => storage.head(key),
     list: (listPrefix, options) => storage.list(listPrefix, options),

@@ -156,11 +156,9 @@ export function createWorkspace(
 
     async readFile(rawPath, maxBytes) {
       const path = normalizeWorkspacePath(rawPath)
-      const info = await storage.head(keyOf(path))
-      if (!info) throw await missing(path)
-      if (info.size > maxBytes) throw sizeExceeded(path, info.size, maxBytes)
-      const object = await storage.get(keyOf(path))
+      const object = await storage.getWithin(keyOf(path), maxBytes)
       if (!object) throw await missing(path)
+      if ('tooLarge' in object) throw sizeExceeded(path, object.size, maxBytes)
       if (object.body.byteLength > maxBytes) throw sizeExceeded(path, object.body.byteLength, maxBytes)
       return { path, bytes: object.body, info: object }
     },

@@ -83,6 +83,36 @@ describe('link origins without TOOLPORT_PUBLIC_URL', () => {
     for (const link of await linksFor(server, `localhost:${port}`)) expect(link).toMatch(`http://localhost:${port}/v1/`)
   })
 
+  // The middleware keeps its last answer for the URL's start: hosts that alternate, or that share a
+  // trusted host's first characters, must each get their own answer.
+  it('answers each Host on its own when trusted and forged hosts alternate', async () => {
+    const { port } = new URL(server.url)
+    const trusted = `127.0.0.1:${port}`
+    const hosts = [
+      trusted,
+      'attacker.example',
+      trusted,
+      `localhost:${port}`,
+      `127.0.0.1.attacker.example:${port}`,
+      trusted,
+      `${trusted}@attacker.example`,
+      `attacker.example\\@${trusted}`,
+      trusted,
+    ]
+    for (const host of hosts) {
+      const job = await send(server, 'POST', '/v1/tools/list_files?async=true', host, {})
+      // A Host that is no host at all (userinfo in it) is refused before any link is built.
+      if (host.includes('@') && job.status === 400) continue
+      expect(job.status, host).toBe(202)
+      const link: string = job.body.status_url
+      if (host === trusted || host === `localhost:${port}`) expect(link, host).toMatch(`http://${host}/v1/`)
+      else {
+        expect(link, host).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v1\//)
+        expect(link, host).not.toContain('attacker')
+      }
+    }
+  })
+
   it('never points a link at a forged Host: they go to the listen address', async () => {
     for (const host of ['attacker.example', 'attacker.example:443', '169.254.169.254', '[2001:db8::1]:8080']) {
       for (const link of await linksFor(server, host)) {

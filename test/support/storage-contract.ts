@@ -114,11 +114,28 @@ export function describeObjectStoreContract(name: string, setup: () => Promise<C
         expect(Math.abs((head?.lastModified.getTime() ?? 0) - before)).toBeLessThan(60_000)
       })
 
-      it('returns null for a missing key from get, getStream and head', async () => {
+      it('returns null for a missing key from get, getWithin, getStream and head', async () => {
         const key = `${area('missing')}nope.txt`
         expect(await store().get(key)).toBeNull()
+        expect(await store().getWithin(key, 1000)).toBeNull()
         expect(await store().getStream(key)).toBeNull()
         expect(await store().head(key)).toBeNull()
+      })
+
+      it('reads with getWithin up to the limit and leaves a larger object unread, with its info', async () => {
+        const key = `${area('within')}file.bin`
+        const bytes = patternBytes(300 * 1024, 3)
+        const put = await store().put(key, bytes)
+        const exact = await store().getWithin(key, bytes.byteLength)
+        expect(exact && 'body' in exact && sameBytes(exact.body, bytes)).toBe(true)
+        expect(exact).toMatchObject({ key, size: bytes.byteLength, etag: put.etag })
+        const refused = await store().getWithin(key, bytes.byteLength - 1)
+        expect(refused).toMatchObject({ key, size: bytes.byteLength, etag: put.etag, tooLarge: true })
+        expect(refused && 'body' in refused).toBe(false)
+        // The object is still whole, and a refused read left the store usable (S3: the connection it gave up).
+        expect(sameBytes((await store().get(key))?.body, bytes)).toBe(true)
+        await store().put(key, 'small')
+        expect(text(((await store().getWithin(key, 5)) as { body?: Uint8Array } | null)?.body)).toBe('small')
       })
     })
 

@@ -43,10 +43,35 @@ export function linkOriginOf(request: Request, env: unknown, policy: LinkOriginP
   return hostIsTrusted(url, policy) ? url.origin : policy.fallbackUrl.replace(/\/+$/, '')
 }
 
-/** Sets `linkOrigin` for the routes that build links. */
+/**
+ * Sets `linkOrigin` for the routes that build links. Without a public URL or a vouched origin the
+ * answer depends on the request URL's host and port alone. For a URL that starts `scheme://`, then
+ * only letters, digits, '.', '-', ':', '[' and ']' up to a '/', the URL parser reads exactly that
+ * run as the host and port (no userinfo, escape, '\\', '?' or '#' can be in it, and no further
+ * slash before it), so every URL with the same start has the same answer. Nearly every request
+ * to an instance shares it: the last answer is kept with that start, and a URL is parsed only when
+ * its start differs. Any other URL is answered on its own, as before.
+ */
 export function linkOrigin(policy: LinkOriginPolicy): MiddlewareHandler<AppEnv> {
+  const keeps = !policy.publicUrl && !policy.vouchedOrigin
+  let last: { start: string; origin: string } | undefined
   return async (context, next) => {
-    context.set('linkOrigin', linkOriginOf(context.req.raw, context.env, policy))
+    const request = context.req.raw
+    const url = request.url
+    if (keeps && last !== undefined && url.startsWith(last.start)) context.set('linkOrigin', last.origin)
+    else {
+      const origin = linkOriginOf(request, context.env, policy)
+      const start = keeps ? hostStartOf(url) : undefined
+      if (start !== undefined) last = { start, origin }
+      context.set('linkOrigin', origin)
+    }
     await next()
   }
+}
+
+const plainHostStart = /^[a-z][a-z0-9+.-]*:\/\/[a-z0-9.:[\]-]+\//i
+
+/** `url` up to and including the '/' after a plain `scheme://host:port`; undefined for any other URL. */
+function hostStartOf(url: string): string | undefined {
+  return plainHostStart.exec(url)?.[0]
 }

@@ -92,7 +92,8 @@ async function readInput(context: Context<AppEnv>, tool: Tool, caller: Caller): 
     })
   }
   const schema = caller.registry.inputSchema(tool)
-  stripNullOptionalsChanged(body, schema)
+  // A body without the text "null" holds no null to drop: the walk over the schema is skipped.
+  if (text.includes('null')) stripNullOptionalsChanged(body, schema)
   const parsed = tool.input.safeParse(body)
   if (!parsed.success) throw validationError(parsed.error, 'input', schema)
   return parsed.data

@@ -3,7 +3,7 @@ import { ToolError } from '../../core/errors'
 import { previewOutputFile } from '../../downloads/handoff'
 import { OutputPreviewSchema } from '../../downloads/schemas'
 import type { DryRunContext } from '../tool'
-import { contentOf, toBlocks, toSections, toSheets } from './office/content'
+import { type Content, contentOf } from './office/content'
 import { assertPrintableArea } from './pdf/page-setup'
 
 // The document tools' dry runs: the checks the call makes before it renders (content, margins, the
@@ -71,7 +71,7 @@ export const OfficePreview = z.object({
 interface OfficeInput {
   document_type: 'word' | 'powerpoint' | 'excel'
   title: string
-  content: Parameters<typeof toBlocks>[0]
+  content: Content
   output_path?: string | undefined
 }
 
@@ -79,6 +79,7 @@ const extensions = { word: 'docx', powerpoint: 'pptx', excel: 'xlsx' } as const
 
 export async function officeDryRun(request: OfficeInput, context: DryRunContext) {
   const input = { ...request, content: contentOf(request.content) }
+  const { toBlocks, toSections, toSheets } = await import('./office/content-blocks')
   // The content is read as the renderer reads it, so content it cannot use is refused here too.
   const layout =
     input.document_type === 'word'

@@ -1,7 +1,6 @@
 import { z } from 'zod'
 import type { Workspace } from '../../workspace/workspace'
 import type { DryRunContext } from '../tool'
-import { unifiedDiff } from './preview-diff'
 import { decodeText, encodeText } from './text'
 import { multiEditText, replaceFirstText, textAfterWrite } from './transforms'
 
@@ -19,6 +18,11 @@ export const DeletePreview = z.object({
 /** A diff with no hunk changes nothing, unless it creates the (empty) file. */
 export function diffChangesNothing(preview: unknown): boolean {
   return typeof preview === 'string' && !preview.includes('\n@@') && !preview.includes('--- /dev/null')
+}
+
+/** The diff library (jsdiff) loads with the first dry run, not with every server that serves files. */
+async function unifiedDiff(path: string, before: string, after: string, created: boolean): Promise<string> {
+  return (await import('./preview-diff')).unifiedDiff(path, before, after, created)
 }
 
 async function readText(workspace: Workspace, path: string, maxBytes: number) {

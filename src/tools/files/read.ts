@@ -45,7 +45,8 @@ export const readFile = defineTool({
       throw error
     })
     if (!file) return streamedRange(input, workspace, limits.maxResponseChars)
-    const lines = splitLines(decodeText(file.bytes, file.path))
+    const text = decodeText(file.bytes, file.path)
+    const lines = splitLines(text)
     const totalLines = lines.length
     const startLine = input.start_line ?? 1
     if (totalLines === 0 && startLine === 1) {
@@ -59,6 +60,18 @@ export const readFile = defineTool({
     }
     const endLine = Math.min(input.end_line ?? totalLines, totalLines)
     const budget = limits.maxResponseChars - responseOverhead - jsonLength(file.path)
+    // The whole file within the budget: the lines below would add up to the text itself (they keep
+    // their endings, and JSON escapes each character on its own), so it is measured once.
+    if (startLine === 1 && endLine === totalLines && jsonLength(text) <= budget) {
+      return {
+        path: file.path,
+        content: text,
+        total_lines: totalLines,
+        start_line: 1,
+        end_line: totalLines,
+        truncated: false,
+      }
+    }
     let used = 0
     let lastLine = startLine - 1
     const parts: string[] = []

@@ -1,5 +1,4 @@
 import { z } from 'zod'
-import { ToolError } from '../../core/errors'
 import { decodeTextBody, toBase64 } from '../../net/content-type'
 import { cutToJsonBudget } from '../files/text'
 import { defineTool } from '../tool'

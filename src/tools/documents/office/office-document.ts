@@ -3,7 +3,7 @@ import { fileOutput, saveOutputFile } from '../../../downloads/handoff'
 import { FileOutputFields, OutputPath } from '../../../downloads/schemas'
 import { defineTool } from '../../tool'
 import { OfficePreview, officeDryRun } from '../dry-runs'
-import { Content, contentOf, toBlocks, toSections, toSheets } from './content'
+import { Content, contentOf } from './content'
 import { Customization } from './customization'
 import { sheetDefaults, slideDefaults } from './defaults'
 import { resolveTheme } from './theme'
@@ -42,9 +42,11 @@ export const officeDocument = defineTool({
     const custom = input.customization ?? {}
     let bytes: Uint8Array
     let summary: string
+    // The Markdown parser and the renderers load on first use: a cold start serving read_file never pays
+    // for marked, docx, pptxgenjs or exceljs.
+    const { toBlocks, toSections, toSheets } = await import('./content-blocks')
     if (input.document_type === 'word') {
       const blocks = toBlocks(input.content)
-      // Renderers load on first use: a cold start serving read_file never pays for docx, pptxgenjs or exceljs.
       const { renderWord } = await import('./word')
       bytes = await renderWord(input.title, blocks, resolveTheme(custom))
       summary = `${blocks.length} blocks`

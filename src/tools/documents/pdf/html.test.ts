@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { markdownToHtml, sanitizeTemplate } from './html'
+import { markdownToHtml } from './html'
 import { templateText } from './render-text'
+import { sanitizeTemplate } from './template'
 
 describe('markdown to HTML', () => {
   it('escapes raw HTML and drops unsafe links and remote images', () => {

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import type { PaperFormat, PdfRenderOptions } from '../../../browser/types'
+import type { PdfRenderOptions } from '../../../browser/types'
 import { ToolError } from '../../../core/errors'
 import { fileOutput, saveOutputFile } from '../../../downloads/handoff'
 import { FileOutputFields, OutputPath } from '../../../downloads/schemas'
@@ -7,9 +7,9 @@ import { offloaded } from '../../offload'
 import { defineTool, type ToolContext } from '../../tool'
 import { PdfPreview, pdfDryRun } from '../dry-runs'
 import { documentTasks } from '../tasks'
-import { sanitizeTemplate } from './html'
 import { assertPrintableArea, millimetre, paper } from './page-setup'
 import type { TextPdfOptions } from './render-text'
+import { sanitizeTemplate } from './template'
 
 const maxPages = 2000
 
