@@ -136,12 +136,15 @@ const config = loadConfig(
 )
 const { services } = await createNodeServices(config, {}, silentLogger, { shell: false })
 const app = createApp({ config, storage: createMemoryStorage(), log: silentLogger, services })
-const body = JSON.stringify({ content: html, content_type: 'html', title: 'Invoice', output_path: 'bench/invoice.pdf' })
+// Each call its own file, as real calls are (the default output name is unique): four concurrent writes
+// of one path take turns on its write lock, which would measure lock waits, not per-PDF overhead.
+let written = 0
 async function toolportCall(): Promise<void> {
+  const output_path = `bench/invoice-${written++}.pdf`
   const response = await app.request('/v1/tools/pdf_generation', {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body,
+    body: JSON.stringify({ content: html, content_type: 'html', title: 'Invoice', output_path }),
   })
   const result = (await response.json()) as { pages?: number; renderer?: string }
   if (response.status !== 200 || result.pages !== 1 || result.renderer !== 'chromium') {
