@@ -3,44 +3,19 @@ import { randomUUID } from 'node:crypto'
 import { chmod, mkdir, mkdtemp, readdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ToolError } from '../../src/core/errors'
 import { type Checkout, createWorkspaceMirrors, type WorkspaceMirrors } from '../../src/sandbox/mirror/mirror'
 import { changeMarkerKey, changeMarkerPrefix, markWorkspaceChanged } from '../../src/storage/change-markers'
 import { createFsStorage } from '../../src/storage/fs'
 import type { ObjectStore } from '../../src/storage/store'
 import { createWorkspace } from '../../src/workspace/workspace'
-import { type S3rverInstance, s3StorageFor, startS3rver } from '../support/s3rver'
+import { mirrorDrivers, useMirrorSuite } from '../support/mirror-suite'
 import { startTestServer, type TestServer } from '../support/server'
 
 // Change markers (storage/change-markers.ts, sandbox/mirror/freshness.ts): a checkout of an unchanged
 // workspace lists nothing and walks nothing, yet every write by toolport, by another instance or (after the
 // reconciliation period) by anyone is seen by the next run, and every change a run makes reaches storage.
-
-interface Subject {
-  storage: ObjectStore
-  cleanup: () => Promise<void>
-}
-
-const drivers: { name: string; setup: () => Promise<Subject> }[] = [
-  {
-    name: 'fs',
-    setup: async () => {
-      const directory = await mkdtemp(join(tmpdir(), 'toolport-markers-fs-'))
-      return {
-        storage: await createFsStorage({ root: directory }),
-        cleanup: () => rm(directory, { recursive: true, force: true }),
-      }
-    },
-  },
-  {
-    name: 's3',
-    setup: async () => {
-      const server: S3rverInstance = await startS3rver()
-      return { storage: s3StorageFor(server), cleanup: server.stop }
-    },
-  },
-]
 
 const reconcileMs = 60_000
 
@@ -61,33 +36,16 @@ function counting(storage: ObjectStore, prefix: string) {
   return { storage: counted, counts }
 }
 
-describe.each(drivers)('change markers on $name storage', ({ setup }) => {
-  let subject: Subject | undefined
-  let scratch = ''
-  const open: Checkout[] = []
-  const storage = (): ObjectStore => {
-    if (!subject) throw new Error('storage did not start')
-    return subject.storage
-  }
-
-  beforeAll(async () => {
-    subject = await setup()
-    scratch = await mkdtemp(join(tmpdir(), 'toolport-markers-test-'))
-  })
-  afterEach(async () => {
-    await Promise.all(open.splice(0).map((checkout) => checkout.release()))
-  })
-  afterAll(async () => {
-    await subject?.cleanup()
-    await rm(scratch, { recursive: true, force: true })
-  })
+describe.each(mirrorDrivers)('change markers on $name storage', ({ setup }) => {
+  const suite = useMirrorSuite(setup, 'toolport-markers-test')
+  const { open, storage } = suite
 
   /** A fresh workspace; instance() is one service instance (its own mirrors root, reader id and clock). */
   async function fixture() {
     const workspaceId = `ws-${randomUUID().slice(0, 8)}`
     const prefix = `tenants/t1/workspaces/${workspaceId}/`
     const instance = () => {
-      const root = join(scratch, `mirrors-${randomUUID().slice(0, 8)}`)
+      const root = join(suite.scratch(), `mirrors-${randomUUID().slice(0, 8)}`)
       const clock = { now: 1_000_000 }
       const options = { root, maxFileBytes: 1024 * 1024, changeMarkers: { reconcileMs, now: () => clock.now } }
       let mirrors: WorkspaceMirrors = createWorkspaceMirrors(options)
@@ -217,7 +175,7 @@ describe.each(drivers)('change markers on $name storage', ({ setup }) => {
     }
     // Same size, mtime put back to the nanosecond: only ctime tells the edit apart.
     const edited = join(run.dir, 'dir11/file-11.txt')
-    const times = join(scratch, `times-${randomUUID()}`)
+    const times = join(suite.scratch(), `times-${randomUUID()}`)
     await writeFile(times, '')
     execFileSync('touch', ['-r', edited, times])
     await writeFile(edited, 'CONTENT OF FILE 11\n')
@@ -404,7 +362,7 @@ describe.each(drivers)('change markers on $name storage', ({ setup }) => {
     expect(restarted.counts.listings).toBeGreaterThan(0)
     await restarted.release()
     expect(await markers()).toEqual([await one.marker()])
-    const plain = createWorkspaceMirrors({ root: join(scratch, `plain-${randomUUID()}`), maxFileBytes: 1024 })
+    const plain = createWorkspaceMirrors({ root: join(suite.scratch(), `plain-${randomUUID()}`), maxFileBytes: 1024 })
     const run = await plain.checkout(storage(), prefix)
     await writeFile(join(run.dir, 'dir0/file-0.txt'), 'changed without markers')
     await run.commit()

@@ -3,45 +3,17 @@ import { randomUUID } from 'node:crypto'
 import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, readlink, rm, symlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ToolError } from '../../src/core/errors'
-import {
-  type Checkout,
-  createWorkspaceMirrors,
-  type MirrorOptions,
-  type WorkspaceMirrors,
-} from '../../src/sandbox/mirror/mirror'
+import { createWorkspaceMirrors, type MirrorOptions, type WorkspaceMirrors } from '../../src/sandbox/mirror/mirror'
 import { createFsStorage } from '../../src/storage/fs'
 import type { ObjectStore } from '../../src/storage/store'
+import { mirrorDrivers, useMirrorSuite } from '../support/mirror-suite'
 import { type S3rverInstance, s3StorageFor, startS3rver } from '../support/s3rver'
 import { startTestServer, type TestServer } from '../support/server'
 
 // The workspace copies of the sandbox: first the mirror itself (checkout, commit, locks, healing) on fs
 // and S3 storage, then the whole round trip through execute_command, then the process executor's.
-
-interface Subject {
-  storage: ObjectStore
-  cleanup: () => Promise<void>
-}
-
-const drivers: { name: string; setup: () => Promise<Subject> }[] = [
-  {
-    name: 'fs',
-    setup: async () => {
-      const directory = await mkdtemp(join(tmpdir(), 'toolport-mirror-fs-'))
-      const storage = await createFsStorage({ root: directory })
-      return { storage, cleanup: () => rm(directory, { recursive: true, force: true }) }
-    },
-  },
-  {
-    name: 's3',
-    setup: async () => {
-      const server: S3rverInstance = await startS3rver()
-      const storage = s3StorageFor(server)
-      return { storage, cleanup: server.stop }
-    },
-  },
-]
 
 const binary = Uint8Array.from({ length: 256 }, (_, index) => index)
 const latin1 = (bytes: Uint8Array | string) => Buffer.from(bytes).toString('latin1')
@@ -78,35 +50,15 @@ function counting(storage: ObjectStore): { storage: ObjectStore; downloads: () =
   }
 }
 
-describe.each(drivers)('workspace mirrors on $name storage', ({ setup }) => {
-  let subject: Subject | undefined
-  let scratch = ''
-  const open: Checkout[] = []
-  const storage = (): ObjectStore => {
-    if (!subject) throw new Error('storage did not start')
-    return subject.storage
-  }
-
-  beforeAll(async () => {
-    subject = await setup()
-    scratch = await mkdtemp(join(tmpdir(), 'toolport-mirror-test-'))
-  })
-
-  afterEach(async () => {
-    // Released even when a test failed midway, so a held lock never wedges the next test.
-    await Promise.all(open.splice(0).map((checkout) => checkout.release()))
-  })
-
-  afterAll(async () => {
-    await subject?.cleanup()
-    await rm(scratch, { recursive: true, force: true })
-  })
+describe.each(mirrorDrivers)('workspace mirrors on $name storage', ({ setup }) => {
+  const suite = useMirrorSuite(setup, 'toolport-mirror-test')
+  const { open, storage } = suite
 
   /** A fresh workspace prefix and mirror root per test. */
   async function fixture(options: Partial<MirrorOptions> = {}) {
     const id = randomUUID().slice(0, 8)
     const prefix = `tenants/t1/workspaces/ws-${id}/`
-    const root = join(scratch, `mirrors-${id}`)
+    const root = join(suite.scratch(), `mirrors-${id}`)
     const mirrorOptions: MirrorOptions = { root, maxFileBytes: 1024 * 1024, ...options }
     const mirrors = createWorkspaceMirrors(mirrorOptions)
     const checkout = async (on: ObjectStore = storage(), using: WorkspaceMirrors = mirrors) => {
@@ -240,7 +192,7 @@ describe.each(drivers)('workspace mirrors on $name storage', ({ setup }) => {
     const dir = first.dir
     await writeFile(join(dir, 'a.txt'), 'tampered')
     // Same size, timestamps put back to the nanosecond: only ctime still tells the edit apart.
-    const times = join(scratch, `times-${randomUUID()}`)
+    const times = join(suite.scratch(), `times-${randomUUID()}`)
     await writeFile(times, '')
     execFileSync('touch', ['-r', join(dir, 'b.txt'), times])
     await writeFile(join(dir, 'b.txt'), 'B')
@@ -264,7 +216,7 @@ describe.each(drivers)('workspace mirrors on $name storage', ({ setup }) => {
     const { checkout, seed, stored } = await fixture()
     await seed({ 'same.txt': 'aaaa', 'untouched.txt': 'u', 'touched.txt': 't' })
     const run = await checkout()
-    const times = join(scratch, `times-${randomUUID()}`)
+    const times = join(suite.scratch(), `times-${randomUUID()}`)
     await writeFile(times, '')
     execFileSync('touch', ['-r', join(run.dir, 'same.txt'), times])
     await writeFile(join(run.dir, 'same.txt'), 'bbbb')
@@ -336,7 +288,7 @@ describe.each(drivers)('workspace mirrors on $name storage', ({ setup }) => {
   it('never follows symbolic links into files or folders outside the mirror', async () => {
     const { checkout, seed, stored } = await fixture()
     await seed({ 'tracked.txt': 'tracked' })
-    const outside = await mkdtemp(join(scratch, 'outside-'))
+    const outside = await mkdtemp(join(suite.scratch(), 'outside-'))
     await writeFile(join(outside, 'secret.txt'), 'TOP SECRET')
     const run = await checkout()
     await symlink('/etc/passwd', join(run.dir, 'passwd'))
@@ -553,8 +505,8 @@ describe.each(drivers)('workspace mirrors on $name storage', ({ setup }) => {
     const owner = { uid: 65534, gid: 65534 }
     const { checkout, seed, stored, root } = await fixture({ owner })
     await seed({ 'top.txt': 'top', 'nested/deeper/file.txt': 'deep' })
-    // mkdtemp makes the scratch folder 0o700; the sandbox user must be able to reach the mirror.
-    await chmod(scratch, 0o711)
+    // mkdtemp makes the suite.scratch() folder 0o700; the sandbox user must be able to reach the mirror.
+    await chmod(suite.scratch(), 0o711)
     const run = await checkout()
     for (const path of ['', 'top.txt', 'nested', 'nested/deeper', 'nested/deeper/file.txt']) {
       const stats = await lstat(join(run.dir, path))
