@@ -38,20 +38,18 @@ export function createMemoryStorage(): ObjectStore {
     return objects.get(key)
   }
 
+  async function getWithin(key: string, maxBytes: number): Promise<StoredObject | ObjectTooLarge | null> {
+    const object = find(key)
+    if (!object) return null
+    if (object.body.byteLength > maxBytes) return { ...infoOf(key, object), tooLarge: true }
+    return { ...infoOf(key, object), body: object.body.slice() }
+  }
+
   return withKeyTree({
     driver: 'memory',
 
-    async get(key: string): Promise<StoredObject | null> {
-      const object = find(key)
-      return object ? { ...infoOf(key, object), body: object.body.slice() } : null
-    },
-
-    async getWithin(key: string, maxBytes: number): Promise<StoredObject | ObjectTooLarge | null> {
-      const object = find(key)
-      if (!object) return null
-      if (object.body.byteLength > maxBytes) return { ...infoOf(key, object), tooLarge: true }
-      return { ...infoOf(key, object), body: object.body.slice() }
-    },
+    get: (key) => getWithin(key, Number.POSITIVE_INFINITY) as Promise<StoredObject | null>,
+    getWithin,
 
     async getStream(key: string): Promise<ObjectStream | null> {
       const object = find(key)

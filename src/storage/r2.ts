@@ -109,33 +109,27 @@ export function createR2Storage(bucket: R2BucketLike): ObjectStore {
     })
   }
 
+  /** One bucket.get; an object over maxBytes is refused from its size, its body unread. */
+  async function getWithin(key: string, maxBytes: number): Promise<StoredObject | ObjectTooLarge | null> {
+    assertValidKey(key)
+    return guarded(async () => {
+      const object = await bucket.get(key)
+      if (!object) return null
+      if (object.size > maxBytes) {
+        await object.body.cancel().catch(() => {})
+        return { ...infoOf(key, object), tooLarge: true }
+      }
+      const body = new Uint8Array(await object.arrayBuffer())
+      return { ...infoOf(key, object), size: body.byteLength, body }
+    })
+  }
+
   return withKeyTree({
     driver: 'r2',
     create,
 
-    async get(key: string): Promise<StoredObject | null> {
-      assertValidKey(key)
-      return guarded(async () => {
-        const object = await bucket.get(key)
-        if (!object) return null
-        const body = new Uint8Array(await object.arrayBuffer())
-        return { ...infoOf(key, object), size: body.byteLength, body }
-      })
-    },
-
-    async getWithin(key: string, maxBytes: number): Promise<StoredObject | ObjectTooLarge | null> {
-      assertValidKey(key)
-      return guarded(async () => {
-        const object = await bucket.get(key)
-        if (!object) return null
-        if (object.size > maxBytes) {
-          await object.body.cancel().catch(() => {})
-          return { ...infoOf(key, object), tooLarge: true }
-        }
-        const body = new Uint8Array(await object.arrayBuffer())
-        return { ...infoOf(key, object), size: body.byteLength, body }
-      })
-    },
+    get: (key) => getWithin(key, Number.POSITIVE_INFINITY) as Promise<StoredObject | null>,
+    getWithin,
 
     async getStream(key: string): Promise<ObjectStream | null> {
       assertValidKey(key)

@@ -94,46 +94,32 @@ export function createS3Storage(options: S3StorageOptions): ObjectStore {
     }
   }
 
+  /** One GetObject; an object over maxBytes is refused from its Content-Length, its body unread. */
+  async function getWithin(key: string, maxBytes: number): Promise<StoredObject | ObjectTooLarge | null> {
+    const Key = objectKey(key)
+    try {
+      const output = await client.send(new GetObjectCommand({ Bucket, Key }))
+      const info = { key, etag: etagOf(output.ETag), lastModified: dateOf(output.LastModified) }
+      if ((output.ContentLength ?? 0) > maxBytes) {
+        // Not read: closing the body gives its connection up instead of downloading what is refused.
+        await output.Body?.transformToWebStream()
+          .cancel()
+          .catch(() => {})
+        return { ...info, size: output.ContentLength ?? 0, tooLarge: true }
+      }
+      const body = (await output.Body?.transformToByteArray()) ?? new Uint8Array()
+      return { ...info, size: body.byteLength, body }
+    } catch (error) {
+      if (isNotFound(error)) return null
+      throw toStorageError(error)
+    }
+  }
+
   return withKeyTree({
     driver: 's3',
 
-    async get(key: string): Promise<StoredObject | null> {
-      const Key = objectKey(key)
-      try {
-        const output = await client.send(new GetObjectCommand({ Bucket, Key }))
-        const body = (await output.Body?.transformToByteArray()) ?? new Uint8Array()
-        return {
-          key,
-          size: body.byteLength,
-          etag: etagOf(output.ETag),
-          lastModified: dateOf(output.LastModified),
-          body,
-        }
-      } catch (error) {
-        if (isNotFound(error)) return null
-        throw toStorageError(error)
-      }
-    },
-
-    async getWithin(key: string, maxBytes: number): Promise<StoredObject | ObjectTooLarge | null> {
-      const Key = objectKey(key)
-      try {
-        const output = await client.send(new GetObjectCommand({ Bucket, Key }))
-        const info = { key, etag: etagOf(output.ETag), lastModified: dateOf(output.LastModified) }
-        if ((output.ContentLength ?? 0) > maxBytes) {
-          // Not read: closing the body gives its connection up instead of downloading what is refused.
-          await output.Body?.transformToWebStream()
-            .cancel()
-            .catch(() => {})
-          return { ...info, size: output.ContentLength ?? 0, tooLarge: true }
-        }
-        const body = (await output.Body?.transformToByteArray()) ?? new Uint8Array()
-        return { ...info, size: body.byteLength, body }
-      } catch (error) {
-        if (isNotFound(error)) return null
-        throw toStorageError(error)
-      }
-    },
+    get: (key) => getWithin(key, Number.POSITIVE_INFINITY) as Promise<StoredObject | null>,
+    getWithin,
 
     async getStream(key: string): Promise<ObjectStream | null> {
       const Key = objectKey(key)
