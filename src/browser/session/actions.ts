@@ -35,12 +35,14 @@ export function createActions(deps: ActionDeps): Actions {
   async function state(snapshotChars = defaultSnapshotChars): Promise<PageState> {
     const tab = deps.tab()
     const snapshot = await snapshotOf(tab, snapshotChars)
+    // The tab list holds the current tab's title: one CDP round trip per tab, not one more for it.
+    const tabs = await tabList()
     return {
       url: tab.page.url(),
-      title: await pageTitle(tab),
+      title: tabs[deps.current()]?.title ?? (await pageTitle(tab)),
       snapshot: snapshot.text,
       snapshot_truncated: snapshot.truncated,
-      tabs: await tabList(),
+      tabs,
       ...deps.drain(),
     }
   }

@@ -1,11 +1,10 @@
 import { z } from 'zod'
-import { ToolError } from '../../core/errors'
-import { normalizeWorkspacePath } from '../../core/paths'
 import { previewOutputFile } from '../../downloads/handoff'
 import { OutputPreviewSchema } from '../../downloads/schemas'
 import type { DryRunContext, Tool } from '../tool'
 import { AddressVerdict, addressVerdict } from '../web/dry-runs'
 import { requireHttp } from '../web/require-http'
+import { requireSessions } from './schemas'
 
 // One dry run for every browser_* tool that acts: it finds the session (this tenant's, or 404), says
 // which page the action would work on, and checks what the call checks before it acts (the target
@@ -32,12 +31,7 @@ type BrowserInput = {
 }
 
 async function browserDryRun(tool: Tool, input: BrowserInput, context: DryRunContext, action: string) {
-  const sessions = context.browserSessions
-  if (!sessions) {
-    throw new ToolError('unavailable', 'Browser sessions are not available on this deployment.', {
-      hint: 'They need Chromium on a long-lived instance; use screenshot or web_fetch with render for one-shot pages.',
-    })
-  }
+  const sessions = requireSessions(context)
   const tenant = context.workspace.tenant
   const preview: z.output<typeof BrowserPreview> = { tool: tool.name, action }
   if (input.session_id !== undefined) {
@@ -52,7 +46,7 @@ async function browserDryRun(tool: Tool, input: BrowserInput, context: DryRunCon
   if (input.paths) {
     preview.uploads = []
     for (const path of input.paths) {
-      const file = await context.workspace.readFile(normalizeWorkspacePath(path), context.limits.maxFileBytes)
+      const file = await context.workspace.readFile(path, context.limits.maxFileBytes)
       preview.uploads.push({ path: file.path, size: file.bytes.byteLength })
     }
   }

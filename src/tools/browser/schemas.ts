@@ -50,7 +50,7 @@ export const PageStateFields = {
 
 export const PageStateOutput = z.object(PageStateFields)
 
-export function requireSessions(context: ToolContext): BrowserSessions {
+export function requireSessions(context: Pick<ToolContext, 'browserSessions'>): BrowserSessions {
   const sessions = context.browserSessions
   if (!sessions) {
     throw new ToolError('unavailable', 'Browser sessions are not available on this deployment.', {
