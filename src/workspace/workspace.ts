@@ -50,7 +50,6 @@ export interface Workspace {
     maxBytes: number,
     options?: { ifMatch?: string },
   ): Promise<{ path: string; info: ObjectInfo }>
-  /** Returns false when there was nothing to delete. */
   /**
    * Every check writeFile would make of writing `size` bytes (unknown: the path checks only) at the
    * path, writing nothing: the path, the size limit, a file or folder in the way, the tenant's quota.
@@ -58,6 +57,7 @@ export interface Workspace {
   checkWrite(path: string, size: number | undefined, maxBytes: number): Promise<{ path: string; exists: boolean }>
   /** Every check deleteFile would make, deleting nothing: whether there is a file to delete. */
   checkDelete(path: string): Promise<{ path: string; exists: boolean }>
+  /** Answers deleted: false when there was nothing to delete. */
   deleteFile(path: string): Promise<{ path: string; deleted: boolean }>
   list(path: string, options: ListOptions): Promise<{ path: string; listing: WorkspaceListing }>
 }
@@ -123,6 +123,13 @@ export function createWorkspace(
     return new ToolError('not_found', `File not found: ${path}`, {
       hint: 'Check the path with list_files; paths are relative to the workspace root.',
     })
+  }
+
+  /** Whether there is a file to delete at `path`; a folder there is refused as deleteFile refuses it. */
+  async function probeDelete(path: string): Promise<{ path: string; exists: boolean }> {
+    if (await storage.head(keyOf(path))) return { path, exists: true }
+    if (await isFolder(path)) throw await missing(path)
+    return { path, exists: false }
   }
 
   async function assertWritable(path: string): Promise<void> {
@@ -201,21 +208,12 @@ export function createWorkspace(
       return { path, exists: current !== null }
     },
 
-    async checkDelete(rawPath) {
-      const path = normalizeWorkspacePath(rawPath)
-      if (await storage.head(keyOf(path))) return { path, exists: true }
-      if (await isFolder(path)) throw await missing(path)
-      return { path, exists: false }
-    },
+    checkDelete: (rawPath) => probeDelete(normalizeWorkspacePath(rawPath)),
 
     async deleteFile(rawPath) {
       const path = normalizeWorkspacePath(rawPath)
       return withFileLock(path, async () => {
-        const info = await storage.head(keyOf(path))
-        if (!info) {
-          if (await isFolder(path)) throw await missing(path)
-          return { path, deleted: false }
-        }
+        if (!(await probeDelete(path)).exists) return { path, deleted: false }
         await storage.delete(keyOf(path))
         await markWorkspaceChanged(backing, prefix)
         return { path, deleted: true }
