@@ -5,7 +5,8 @@ import { join } from 'node:path'
 import type { ObjectInfo, ObjectStore } from '../../storage/store'
 import { entryOf, fingerprintMatches, type Manifest, type ManifestEntry } from './manifest'
 import { runPool } from './pool'
-import { isWorkspacePath, lstatOrNull, removeEntry, walkTree } from './scan'
+import { isWorkspacePath, lstatOrNull, walkTree } from './scan'
+import { removeTree } from './tree'
 import type { SkippedFile } from './types'
 
 /**
@@ -139,7 +140,7 @@ export function isReadyFolder(stats: BigIntStats, owner: Owner | undefined): boo
 export async function ensureFolder(location: string, owner: Owner | undefined): Promise<void> {
   let stats = await lstatOrNull(location)
   if (stats && !stats.isDirectory()) {
-    await removeEntry(location)
+    await removeTree(location)
     stats = null
   }
   if (!stats) {

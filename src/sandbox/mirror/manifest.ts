@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto'
 import type { BigIntStats } from 'node:fs'
 import { lstat, readFile, rename, rm, writeFile } from 'node:fs/promises'
-import { hasCode, isWorkspacePath } from './scan'
+import { hasCode } from './handles'
+import { isWorkspacePath } from './scan'
 
 /**
  * What the mirror knows about each materialized file: the storage version it holds (etag) and the

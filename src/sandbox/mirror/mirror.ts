@@ -8,7 +8,8 @@ import { commitChanges } from './commit'
 import { createFreshness, type FreshnessOptions } from './freshness'
 import { createKeyedLock } from './keyed-lock'
 import { createManifestCache } from './manifest'
-import { lstatOrNull, removeEntry } from './scan'
+import { lstatOrNull } from './scan'
+import { removeTree } from './tree'
 import type { SkippedFile, SyncResult } from './types'
 
 /**
@@ -168,7 +169,7 @@ async function prepareLayout(root: string, prefix: string, owner: Owner | undefi
     manifest: join(base, 'manifest.json'),
   }
   // Leftovers of a crashed download are useless: their object is downloaded again anyway.
-  await removeEntry(layout.incoming)
+  await removeTree(layout.incoming)
   await ensurePrivateFolder(layout.incoming, privateMode)
   await ensureFolder(layout.files, owner)
   return layout
@@ -178,7 +179,7 @@ async function prepareLayout(root: string, prefix: string, owner: Owner | undefi
 async function ensurePrivateFolder(location: string, mode: number): Promise<void> {
   const stats = await lstatOrNull(location)
   if (stats?.isDirectory()) return
-  if (stats) await removeEntry(location)
+  if (stats) await removeTree(location)
   await mkdir(location, { mode })
   await chmod(location, mode)
 }

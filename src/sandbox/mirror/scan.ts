@@ -124,13 +124,3 @@ export async function lstatOrNull(path: string | Buffer): Promise<BigIntStats | 
     throw error
   }
 }
-
-/**
- * Removes a file, link, special file or whole tree at any depth, never following links; folders the
- * sandbox locked are opened up first (handles.ts).
- */
-export async function removeEntry(location: string | Buffer): Promise<void> {
-  await removeTree(location)
-}
-
-export { hasCode }
