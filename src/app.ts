@@ -258,7 +258,6 @@ function createAppSources(deps: AppDeps, builtins: readonly Tool[], services: To
     environment: runtime.environment ?? {},
     tenantSecrets: (tenant) =>
       Object.assign({}, ...config.apiKeys.filter((key) => key.tenant === tenant).map((key) => key.secrets ?? {})),
-    maxResponseChars: config.calls.maxResponseChars,
   })
   if (config.registry.compatPacks.length > 0) void host.setFeed('compat', compatFeed(config.registry.compatPacks))
   return host

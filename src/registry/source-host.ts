@@ -43,7 +43,6 @@ export interface SourceHostDeps {
   environment: Readonly<Record<string, string | undefined>>
   /** Values for a tenant's manifests: the secrets of its keys (keys file). */
   tenantSecrets(tenant: string): Readonly<Record<string, string>>
-  maxResponseChars: number
   now?: () => number
 }
 
@@ -103,7 +102,6 @@ export function createSourceHost(deps: SourceHostDeps): SourceHost {
         log: deps.log,
         signal,
         builtins: builtinNames,
-        maxResponseChars: deps.maxResponseChars,
         processes: deps.processes,
         keepWarm: deps.keepWarm,
       })

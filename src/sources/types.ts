@@ -37,8 +37,6 @@ export interface SourceLoadContext {
   signal: AbortSignal
   /** Tools this source may refer to (aliases): the built-ins. */
   builtins: ReadonlyMap<string, Tool>
-  /** The response cap (characters), for results a source kind must cut. */
-  maxResponseChars: number
   /** Starts sandboxed processes (stdio MCP servers); undefined where the runtime runs no processes. */
   processes: ProcessStarter | undefined
   /** Whether a source may keep a process or connection open between calls (false on Lambda). */

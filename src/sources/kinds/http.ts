@@ -141,7 +141,8 @@ function jsonRpcResult(response: unknown, source: string, tool: string): unknown
   })
 }
 
-function maskHeaders(headers: Record<string, string>, secretNames: readonly string[]): Record<string, string> {
+/** Headers as a dry run shows them: the values of the manifest's (secret) headers hidden. */
+export function maskHeaders(headers: Record<string, string>, secretNames: readonly string[]): Record<string, string> {
   const secret = new Set(secretNames.map((name) => name.toLowerCase()))
   return Object.fromEntries(
     Object.entries(headers).map(([name, value]) => [name, secret.has(name.toLowerCase()) ? '(set)' : value]),

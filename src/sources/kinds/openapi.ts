@@ -12,10 +12,10 @@ import {
   ToolName,
 } from '../declared'
 import type { JsonSchema } from '../schema-compiler'
-import type { SourceKind, SourceLoadContext } from '../types'
+import type { SourceKind } from '../types'
 import { outboundClient, upstreamJson } from '../upstream'
 import { declaredSchemas } from './declared-schemas'
-import { verdictOf } from './http'
+import { maskHeaders, verdictOf } from './http'
 import { type OperationPlan, planOperations } from './openapi-operations'
 
 // Largest OpenAPI document a source may name; big public APIs are a few MB.
@@ -74,7 +74,7 @@ export const openApiKind: SourceKind<OpenApiManifest> = {
       throw new Error(
         `the document has ${plans.length} operations; at most ${maxToolsPerSource} become tools (list some in operations)`,
       )
-    const tools = plans.map((plan) => operationTool(manifest, plan, baseUrl, headers, http, context))
+    const tools = plans.map((plan) => operationTool(manifest, plan, baseUrl, headers, http))
     return { tools, ...(skipped.length ? { notes: [`skipped ${skipped.join('; ')}`] } : {}) }
   },
 }
@@ -121,7 +121,6 @@ function operationTool(
   baseUrl: string,
   headers: Record<string, string>,
   http: HttpClient,
-  context: SourceLoadContext,
 ): Tool {
   const schemas = declaredSchemas({ name: plan.name, input_schema: plan.input, output_schema: plan.output })
   const requestOf = (input: Record<string, unknown>) => {
@@ -173,18 +172,12 @@ function operationTool(
         maxBytes: manifest.max_response_bytes,
         signal: tool.signal,
       })
-      return schemas.check(result, tool.limits.maxResponseChars ?? context.maxResponseChars)
+      return schemas.check(result, tool.limits.maxResponseChars)
     },
     async dryRun(input) {
       const request = requestOf(input as Record<string, unknown>)
-      const secret = new Set(Object.keys(manifest.headers ?? {}).map((name) => name.toLowerCase()))
-      const shown = Object.fromEntries(
-        Object.entries(request.headers).map(([name, value]) => [
-          name,
-          secret.has(name.toLowerCase()) ? '(set)' : value,
-        ]),
-      )
-      return { request: { ...request, headers: shown }, address: await verdictOf(http, request.url) }
+      const headers = maskHeaders(request.headers, Object.keys(manifest.headers ?? {}))
+      return { request: { ...request, headers }, address: await verdictOf(http, request.url) }
     },
   })
 }
