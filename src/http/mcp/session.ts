@@ -57,7 +57,6 @@ export async function answerMcp(
 ): Promise<Response> {
   const registry = deps.caller.registry
   const principal = context.get('principal')
-  const catalog = await registry.catalog(principal)
   const version =
     context.req.header('mcp-protocol-version') ?? initializeVersion(body) ?? DEFAULT_NEGOTIATED_PROTOCOL_VERSION
   const server = new Server(
@@ -70,8 +69,9 @@ export async function answerMcp(
     },
   )
   const tasks = version >= '2025-11-25'
-  server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: catalog.tools.map((tool) => {
+  // The catalog only where it is answered: initialize, notifications, calls and tasks do without it.
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: (await registry.catalog(principal)).tools.map((tool) => {
       const entry = entryOf(listings, registry, tool).listed
       // A key whose calls of this tool wait for approval may get a pending approval instead of the output.
       const listed = principal.requireApproval.has(tool.effect) ? gatedListing(entry) : entry
