@@ -45,8 +45,9 @@ export function createRegistry(builtins: readonly Tool[], sources?: SourceHost):
   const byName = new Map(builtins.map((tool) => [tool.name, tool]))
   const entries = new WeakMap<Tool, CatalogEntry>()
   const inputSchemas = new WeakMap<Tool, Record<string, unknown>>()
-  // Per principal: the catalog as of a sources version (principals of configured keys live as long as the app).
-  const catalogs = new WeakMap<Principal, { version: number; catalog: Catalog }>()
+  // Per principal (those of configured keys live as long as the app): the catalog, with the assembled
+  // sources it was built from. forTenant answers the same object until a change, so that is the test.
+  const catalogs = new WeakMap<Principal, { tenant: TenantSources | undefined; catalog: Catalog }>()
   const publicView = {} as Principal
 
   function inputSchema(tool: Tool): Record<string, unknown> {
@@ -83,15 +84,13 @@ export function createRegistry(builtins: readonly Tool[], sources?: SourceHost):
     async catalog(principal) {
       // Asked first in any case: it is what notices changes other instances made (cheap when it knows).
       const tenant = sources ? await sources.forTenant(principal?.tenant) : undefined
-      const version = sources?.version ?? 0
       const key = principal ?? publicView
       const cached = catalogs.get(key)
-      if (cached && cached.version === version) return cached.catalog
+      if (cached && cached.tenant === tenant) return cached.catalog
       const tools = toolsOf(tenant).filter((tool) => !principal || mayCall(principal, tool))
       const listed = tools.map(entry)
       const catalog: Catalog = { revision: catalogRevision(listed), tools, entries: listed }
-      // Cached only if nothing changed while the tenant's sources were read.
-      if ((sources?.version ?? 0) === version) catalogs.set(key, { version, catalog })
+      catalogs.set(key, { tenant, catalog })
       return catalog
     },
     async resolve(tenant, name) {

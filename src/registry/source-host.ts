@@ -158,6 +158,17 @@ export function createSourceHost(deps: SourceHostDeps): SourceHost {
     return all
   }
 
+  /** The tenant's sources assembled with the operator's, once per registry version. */
+  async function forTenant(tenant: string | undefined): Promise<TenantSources> {
+    const sources = await prepare(tenant)
+    const key = tenant ?? ''
+    const cached = assembled.get(key)
+    if (cached && cached.version === version) return cached.sources
+    const result = assembleTenant(sources, builtinNames)
+    assembled.set(key, { version, sources: result })
+    return result
+  }
+
   return {
     get version() {
       return version
@@ -172,18 +183,9 @@ export function createSourceHost(deps: SourceHostDeps): SourceHost {
       }
       return overridesAt.value
     },
-    async forTenant(tenant) {
-      const sources = await prepare(tenant)
-      const key = tenant ?? ''
-      const cached = assembled.get(key)
-      if (cached && cached.version === version) return cached.sources
-      const at = version
-      const result = assembleTenant(sources, builtinNames)
-      assembled.set(key, { version: at, sources: result })
-      return result
-    },
+    forTenant,
     async statuses(tenant) {
-      return assembleTenant(await prepare(tenant), builtinNames).statuses
+      return (await forTenant(tenant)).statuses
     },
     async put(tenant, id, json) {
       const definition = parseManifest(json, { kind: 'tenant', tenant }, { tenantKinds: deps.tenantKinds })
