@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { recordIdPattern } from '../storage/json-records'
 
 /** The public view of a job (publicJob), as REST, the job tools and MCP describe it. */
 export const JobView = z.object({
@@ -17,4 +18,5 @@ export const JobView = z.object({
   error: z.record(z.string(), z.unknown()).nullable().optional().describe('The problem document, once failed.'),
 })
 
-export const jobIdPattern = /^[A-Za-z0-9-]{8,64}$/
+/** A job is a stored record: its id is a record id. */
+export const jobIdPattern = recordIdPattern

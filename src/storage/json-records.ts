@@ -9,7 +9,7 @@ export interface JsonRecords<T extends { tenant: string; id: string }> {
 }
 
 // Ids come from URLs and events: anything else never reaches storage as part of a key.
-const recordIdPattern = /^[A-Za-z0-9-]{8,64}$/
+export const recordIdPattern = /^[A-Za-z0-9-]{8,64}$/
 
 export function isRecordId(id: string): boolean {
   return recordIdPattern.test(id)

@@ -1,12 +1,13 @@
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi'
 import type { Caller } from '../../caller/caller'
+import { recordIdPattern } from '../../storage/json-records'
 import type { AppEnv } from '../env'
 import { Problem } from '../problem'
 
 const problemContent = { 'application/problem+json': { schema: Problem } }
 const ApprovalId = z
   .string()
-  .regex(/^[A-Za-z0-9-]{8,64}$/)
+  .regex(recordIdPattern)
   .openapi({ param: { name: 'id', in: 'path' }, description: 'The approval_id of a pending call.' })
 
 /** POST /v1/approvals/{id}, as the OpenAPI document describes it. */
@@ -76,7 +77,7 @@ const InboxQuery = z.object({
     .openapi({ param: { name: 'limit', in: 'query' }, description: 'Cards per page, 1-100. Default: 20.' }),
   cursor: z
     .string()
-    .regex(/^[A-Za-z0-9-]{8,64}$/)
+    .regex(recordIdPattern)
     .optional()
     .openapi({ param: { name: 'cursor', in: 'query' }, description: 'next_cursor of the previous page.' }),
 })

@@ -2,7 +2,7 @@ import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi'
 import { ToolError } from '../../core/errors'
 import type { JobRunner } from '../../jobs/runner'
 import { publicJob } from '../../jobs/types'
-import { JobView } from '../../jobs/view'
+import { JobView, jobIdPattern } from '../../jobs/view'
 import type { AppEnv } from '../env'
 import { Problem } from '../problem'
 
@@ -20,7 +20,7 @@ export const commonErrors = {
 }
 const JobId = z
   .string()
-  .regex(/^[A-Za-z0-9-]{8,64}$/)
+  .regex(jobIdPattern)
   .openapi({ param: { name: 'id', in: 'path' }, description: 'The job_id.' })
 
 function notFound(id: string): ToolError {

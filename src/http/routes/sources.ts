@@ -2,6 +2,7 @@ import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi'
 import type { Principal } from '../../auth/principal'
 import { ToolError } from '../../core/errors'
 import type { SourceHost } from '../../registry/source-host'
+import { sourceIdPattern } from '../../sources/declared'
 import { maxManifestBytes, SourceManifest } from '../../sources/manifest'
 import type { AppEnv } from '../env'
 import { limitBody } from '../middleware/body-limit'
@@ -23,7 +24,7 @@ const SourceStatus = z
 const problemContent = { 'application/problem+json': { schema: Problem } }
 const SourceIdParam = z
   .string()
-  .regex(/^[a-z][a-z0-9-]{0,31}$/)
+  .regex(sourceIdPattern)
   .openapi({ param: { name: 'id', in: 'path' }, description: 'The source id.' })
 const tags = ['sources']
 const security = [{ bearerAuth: [] }]
