@@ -80,11 +80,7 @@ export async function previewOutputFile(
   context: Pick<HandoffContext, 'workspace' | 'limits' | 'links'>,
   file: Omit<OutputFile, 'bytes'>,
 ): Promise<OutputPreview> {
-  if (!context.links) {
-    throw new ToolError('unavailable', 'This deployment cannot issue download links.', {
-      hint: 'The file tools can still read the workspace; ask the operator to enable file links.',
-    })
-  }
+  requireLinks(context)
   const path = resolveOutputPath(file.outputPath, file.suggestedName, file.extension)
   const { exists } = await context.workspace.checkWrite(path, undefined, context.limits.maxFileBytes)
   return { path, generated: file.outputPath === undefined, overwrites: exists }
@@ -105,7 +101,7 @@ export async function existingFileRecord(context: HandoffContext, path: string):
   return recordOf(context, links, file.path, file.bytes)
 }
 
-function requireLinks(context: HandoffContext): FileLinks {
+function requireLinks(context: Pick<HandoffContext, 'links'>): FileLinks {
   if (context.links) return context.links
   throw new ToolError('unavailable', 'This deployment cannot issue download links.', {
     hint: 'The file tools can still read the workspace; ask the operator to enable file links.',

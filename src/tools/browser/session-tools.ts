@@ -1,7 +1,7 @@
 import { z } from 'zod'
 import { ToolError } from '../../core/errors'
 import { defineTool } from '../tool'
-import { requireHttp } from '../web/http-fetch'
+import { requireHttp } from '../web/require-http'
 import { answer, PageStateFields, requireSessions, SessionId, SnapshotChars, session } from './schemas'
 
 const userAgents = {

@@ -7,8 +7,6 @@ import { requireHttp } from './require-http'
 
 const responseOverhead = 2_000
 
-export { requireHttp }
-
 /** Headers given as a list become the map the client sends; a repeated name is joined as HTTP does. */
 function headerMap(headers: Record<string, string> | Array<{ name: string; value: string }>): Record<string, string> {
   if (!Array.isArray(headers)) return headers

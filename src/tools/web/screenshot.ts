@@ -4,7 +4,7 @@ import { fileOutput, saveOutputFile } from '../../downloads/handoff'
 import { FileOutputFields, OutputPath } from '../../downloads/schemas'
 import { defineTool } from '../tool'
 import { ScreenshotPreview, screenshotDryRun } from './dry-runs'
-import { requireHttp } from './http-fetch'
+import { requireHttp } from './require-http'
 
 export const screenshot = defineTool({
   name: 'screenshot',

@@ -5,8 +5,8 @@ import { cutToJsonBudget } from '../files/text'
 import { offloaded } from '../offload'
 import { defineTool, type ToolContext } from '../tool'
 import { WebFetchPreview, webFetchDryRun } from './dry-runs'
-import { requireHttp } from './http-fetch'
 import type { ReadablePage } from './readable'
+import { requireHttp } from './require-http'
 import { webTasks } from './tasks'
 
 const htmlTypes = new Set(['text/html', 'application/xhtml+xml'])
