@@ -1,5 +1,6 @@
 import type { Logger } from '../core/logger'
 import type { HttpClient } from '../net/http'
+import type { SandboxProcess } from '../sandbox/executors/sandbox'
 import type { Tool } from '../tools/tool'
 
 /** Who registered a source: the operator (a folder or storage prefix), or a tenant (PUT /v1/sources/{id}). */
@@ -49,14 +50,8 @@ export interface SourceMount {
   sandbox: string
 }
 
-/** A long-lived sandboxed process with pipes: what a stdio MCP server runs as. */
-export interface SourceProcess {
-  write(text: string): void
-  onStdout(listener: (chunk: Uint8Array) => void): void
-  onStderr(listener: (text: string) => void): void
-  readonly exited: Promise<{ code: number | null }>
-  kill(): void
-}
+/** A long-lived sandboxed process with pipes: what a stdio MCP server runs as (the executors' own). */
+export type SourceProcess = SandboxProcess
 
 export interface ProcessRequest {
   argv: string[]
