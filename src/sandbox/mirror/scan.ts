@@ -58,37 +58,27 @@ export function isWorkspacePath(path: string): boolean {
  */
 export async function walkTree(root: string, visit: Visitor, options: WalkOptions = {}): Promise<void> {
   const rootLocation = Buffer.from(root)
-  // Decoded folder paths, one per folder (all entries of a folder share its `parents` array).
-  const folders = new WeakMap<readonly Buffer[], { path: string; location: Buffer; allowed: boolean }>()
-  const folderOf = (parents: readonly Buffer[]) => {
-    const known = folders.get(parents)
-    if (known) return known
-    let folder = { path: '', location: rootLocation, allowed: true }
-    for (const name of parents) {
-      const decoded = decodeName(name)
-      const path = folder.path === '' ? decoded.text : `${folder.path}/${decoded.text}`
-      folder = {
-        path,
-        location: Buffer.concat([folder.location, separator, name]),
-        allowed: folder.allowed && decoded.exact && (options.trusted?.has(path) === true || isWorkspacePath(path)),
-      }
-    }
-    folders.set(parents, folder)
-    return folder
-  }
+  type Folder = { path: string; location: Buffer; allowed: boolean }
+  const rootFolder: Folder = { path: '', location: rootLocation, allowed: true }
+  // The folder entered last at each depth: walkHandles goes depth first, so an entry's folder is the
+  // one entered last at the depth above it, decoded and checked once when it was entered.
+  const folders: Folder[] = []
   await walkHandles(
     rootLocation,
     {
       enter(handle) {
-        const folder = folderOf(handle.parents)
+        const depth = handle.parents.length
+        const folder = depth === 0 ? rootFolder : (folders[depth - 1] as Folder)
         const decoded = decodeName(handle.name)
         const path = folder.path === '' ? decoded.text : `${folder.path}/${decoded.text}`
         const allowed =
           folder.allowed && decoded.exact && (options.trusted?.has(path) === true || isWorkspacePath(path))
+        const location = Buffer.concat([folder.location, separator, handle.name])
+        if (handle.stats.isDirectory()) folders[depth] = { path, location, allowed }
         const at = handle.at
         return visit({
           path,
-          location: Buffer.concat([folder.location, separator, handle.name]),
+          location,
           allowed,
           kind: kindOf(handle.stats),
           stats: handle.stats,
