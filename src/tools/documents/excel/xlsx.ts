@@ -65,8 +65,11 @@ export async function analyzeXlsx(
   const sheets: SheetProfile[] = []
   try {
     for await (const worksheet of reader) {
-      const name = (worksheet as unknown as { name: string }).name
-      const part = partOf.get(name)
+      // The name by the worksheet's own part, from workbook.xml as inspectXlsx read it: exceljs names a
+      // sheet streamed before its workbook.xml was parsed "Sheet<n>", which happened under load.
+      const streamed = worksheet as unknown as { id: string | number; name: string }
+      const part = `xl/worksheets/sheet${streamed.id}.xml`
+      const name = facts.names.get(part) ?? streamed.name
       const wanted = options.sheet === undefined || options.sheet === name
       const profile = createProfile(name, options.sampleRows)
       for await (const row of worksheet) {
