@@ -7,6 +7,7 @@ import { offloaded } from '../../offload'
 import { defineTool, type ToolContext } from '../../tool'
 import { PdfPreview, pdfDryRun } from '../dry-runs'
 import { documentTasks } from '../tasks'
+import { pageCountFromXref } from './page-count'
 import { assertPrintableArea, millimetre, paper } from './page-setup'
 import type { TextPdfOptions } from './render-text'
 import { sanitizeTemplate } from './template'
@@ -145,8 +146,11 @@ async function render(
     context.log.warn('browser unavailable; markdown rendered with pdf-lib', { detail: error.message })
     return { ...(await renderMarkdownWithoutBrowser(request, context)), renderer: 'pdf-lib' }
   }
-  // Parsing a PDF of thousands of pages to count them is CPU work too.
-  const pages = await offloaded(context.offload, documentTasks, 'pdf-pages', { bytes }, { signal: context.signal })
+  // Chromium's PDFs are counted from their cross-reference table; any other shape gets the full
+  // parse, which for thousands of pages is CPU work worth a worker.
+  const pages =
+    pageCountFromXref(bytes) ??
+    (await offloaded(context.offload, documentTasks, 'pdf-pages', { bytes }, { signal: context.signal }))
   if (pages > maxPages) {
     throw new ToolError('size_exceeded', `The document has ${pages} pages; the limit is ${maxPages}.`, {
       hint: 'Split the content into several PDFs.',
