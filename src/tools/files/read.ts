@@ -5,7 +5,7 @@ import type { Workspace } from '../../workspace/workspace'
 import { defineTool } from '../tool'
 import { readLineRangeStreamed } from './read-range'
 import { LineNumber, WorkspacePath } from './schemas'
-import { cutToJsonBudget, decodeText, jsonLength, splitLines } from './text'
+import { cutToJsonBudget, decodeText, fitsJsonBudget, jsonLength, splitLines } from './text'
 
 // Room kept for the other members of the response next to `content`.
 const responseOverhead = 2_000
@@ -62,7 +62,7 @@ export const readFile = defineTool({
     const budget = limits.maxResponseChars - responseOverhead - jsonLength(file.path)
     // The whole file within the budget: the lines below would add up to the text itself (they keep
     // their endings, and JSON escapes each character on its own), so it is measured once.
-    if (startLine === 1 && endLine === totalLines && jsonLength(text) <= budget) {
+    if (startLine === 1 && endLine === totalLines && fitsJsonBudget(text, budget)) {
       return {
         path: file.path,
         content: text,

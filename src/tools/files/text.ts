@@ -34,9 +34,15 @@ export function jsonLength(value: string): number {
   return JSON.stringify(value).length - 2
 }
 
+/** Whether `text` escaped inside a JSON document (without the quotes) is at most `budget` long. */
+export function fitsJsonBudget(text: string, budget: number): boolean {
+  // A code unit is at most 6 characters escaped (\u001f), so a short enough text fits unmeasured.
+  return text.length * 6 <= budget || jsonLength(text) <= budget
+}
+
 /** Longest prefix of `text` whose JSON form fits `budget`, never splitting a surrogate pair. */
 export function cutToJsonBudget(text: string, budget: number): string {
-  if (jsonLength(text) <= budget) return text
+  if (fitsJsonBudget(text, budget)) return text
   let low = 0
   let high = Math.min(text.length, budget)
   while (low < high) {
