@@ -180,6 +180,45 @@ describe('request ids', () => {
     expect(problem.headers.get('x-request-id')).toBe('req-7')
   })
 
+  it('keyed answers say no-store, with their request id and nosniff, over HTTP as in process', async () => {
+    await server.call('write_file', { path: 'store.txt', content: 'no-store' })
+    const overHttp = [
+      await server.call('read_file', { path: 'store.txt' }, { headers: { 'x-request-id': 'http-1' } }),
+      await server.call('read_file', { path: 'absent.txt' }, { headers: { 'x-request-id': 'http-2' } }),
+      await server.call(
+        'read_file',
+        { path: 'store.txt' },
+        { headers: { 'x-request-id': 'http-3', accept: 'text/event-stream' } },
+      ),
+    ]
+    expect(overHttp.map((answer) => answer.status)).toEqual([200, 404, 200])
+    expect(overHttp[2]?.headers.get('content-type')).toMatch(/^text\/event-stream/)
+    // In process there is no Node response under the request: the same headers go through Hono.
+    const { createApp } = await import('../../src/app')
+    const { loadConfig } = await import('../../src/config/config')
+    const { silentLogger } = await import('../../src/core/logger')
+    const { createMemoryStorage } = await import('../../src/storage/memory')
+    const app = createApp({ config: loadConfig({}, { toolNames }), storage: createMemoryStorage(), log: silentLogger })
+    const inProcess = await Promise.all(
+      ['list_files', 'read_file'].map((tool, index) =>
+        app.request(`/v1/tools/${tool}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-request-id': `app-${index + 1}` },
+          body: tool === 'read_file' ? '{"path":"absent.txt"}' : '{}',
+        }),
+      ),
+    )
+    expect(inProcess.map((answer) => answer.status)).toEqual([200, 404])
+    for (const [index, answer] of [...overHttp, ...inProcess].entries()) {
+      // A header the route sets itself wins: the event stream's own no-cache.
+      expect(answer.headers.get('cache-control'), `answer ${index}`).toBe(index === 2 ? 'no-cache' : 'no-store')
+      expect(answer.headers.get('x-content-type-options'), `answer ${index}`).toBe('nosniff')
+      expect(answer.headers.get('x-request-id'), `answer ${index}`).toBe(
+        index < overHttp.length ? `http-${index + 1}` : `app-${index - overHttp.length + 1}`,
+      )
+    }
+  })
+
   it('every answer carries its request id and nosniff: tool results, problems, unknown routes', async () => {
     await server.call('write_file', { path: 'ids.txt', content: 'ids' })
     const answers = [
