@@ -14,6 +14,12 @@ export interface Call {
   origin: string | undefined
   /** Aborts when the caller goes away (a disconnect, a cancelled job). */
   signal: AbortSignal
+  /**
+   * Subscribes to the client going away, for a transport that hears it without an AbortSignal (the
+   * Node response's close): Caller.run listens here instead of on `signal`, which the transport then
+   * makes only when read, so a REST call makes one AbortController, its own. Returns the unsubscribe.
+   */
+  onDisconnect?: (listener: () => void) => () => void
   /** Progress the tool reports (SSE output events); unset: dropped. */
   emit?: (event: ToolEvent) => void
   /** The transport turns an output's `image` into an image block (MCP); see ToolContext.inlineImages. */

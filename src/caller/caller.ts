@@ -69,7 +69,7 @@ export function createCaller(deps: CallerDeps): Caller {
   const syncLimits: ToolLimits = { ...limits, callTimeoutMs: settings.callTimeoutSeconds * 1000 }
   const syncTimeoutMs = settings.syncTimeoutSeconds * 1000
 
-  const invokeWith = (call: Call, callLimits: ToolLimits, signalOwner?: AbortController) =>
+  const invokeWith = (call: Call, callLimits: ToolLimits, own?: AbortController) =>
     invokeTool({
       tool: call.tool,
       input: call.input,
@@ -79,8 +79,8 @@ export function createCaller(deps: CallerDeps): Caller {
       limits: callLimits,
       log,
       services,
-      signal: call.signal,
-      ...(signalOwner ? { signalOwner } : {}),
+      // With its own controller the call is aborted through that one: `call.signal` is then never read.
+      abort: own ?? call.signal,
       ...(call.emit ? { emit: call.emit } : {}),
       ...(call.origin ? { origin: call.origin } : {}),
       ...(call.inlineImages ? { inlineImages: true } : {}),
@@ -123,9 +123,9 @@ export function createCaller(deps: CallerDeps): Caller {
     const onDisconnect = () => {
       if (!converted) controller.abort(new Error('client disconnected'))
     }
-    call.signal.addEventListener('abort', onDisconnect, { once: true })
+    const unsubscribe = call.onDisconnect ? call.onDisconnect(onDisconnect) : listen(call.signal, onDisconnect)
     // The deadline aborts this controller itself: one controller per call, not one per layer.
-    const work = invokeWith({ ...call, signal: controller.signal }, syncLimits, controller)
+    const work = invokeWith(call, syncLimits, controller)
     let timer: ReturnType<typeof setTimeout> | undefined
     const outcome = await Promise.race([
       work.then(
@@ -141,7 +141,7 @@ export function createCaller(deps: CallerDeps): Caller {
       converted = true
       return { job: await jobs.adopt(jobSpec(call, options.callbackUrl), work, controller) }
     }
-    call.signal.removeEventListener('abort', onDisconnect)
+    unsubscribe()
     if ('error' in outcome) throw outcome.error
     return outcome
   }
@@ -170,6 +170,12 @@ export function createCaller(deps: CallerDeps): Caller {
       return { output, tool: tool.name }
     },
   }
+}
+
+/** Calls `listener` once when `signal` aborts; returns the unsubscribe. */
+function listen(signal: AbortSignal, listener: () => void): () => void {
+  signal.addEventListener('abort', listener, { once: true })
+  return () => signal.removeEventListener('abort', listener)
 }
 
 /** What a job keeps of a call: enough to run it later, anywhere, as the key that asked. */

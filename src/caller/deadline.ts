@@ -1,26 +1,24 @@
 import { ToolError } from '../core/errors'
 
 /**
- * Runs `run` with a signal that aborts when `outer` does (with its reason) or when the deadline
- * passes (a TimeoutError). One controller and one timer serve both, cleared when the call ends: no
- * AbortSignal.any and no timer left behind per finished call, which a busy server pays for on every
- * call. `owner`, when given, is the controller behind `outer`, made for this call alone: the deadline
- * then aborts it directly, with no second controller forwarding it. The tool sees the aborted signal,
- * but a tool that ignores it must not hold the call: the answer is 504 at the deadline whatever the
- * tool does (its late result or error is dropped).
+ * Runs `run` with a controller that aborts when `abort` does (with its reason) or when the deadline
+ * passes (a TimeoutError). `abort` is the caller's signal, or a controller made for this call alone,
+ * which the deadline then aborts itself: no second controller forwarding it, and its signal is made
+ * only if the tool reads it. One timer, cleared when the call ends: no AbortSignal.any and no timer
+ * left behind per finished call, which a busy server pays for on every call. The tool sees the
+ * aborted signal, but a tool that ignores it must not hold the call: the answer is 504 at the
+ * deadline whatever the tool does (its late result or error is dropped).
  */
 export async function runWithDeadline<T>(
   deadlineMs: number,
-  outer: AbortSignal,
-  run: (signal: AbortSignal) => Promise<T>,
-  owner?: AbortController,
+  abort: AbortSignal | AbortController,
+  run: (controller: AbortController) => Promise<T>,
 ): Promise<T> {
-  const controller = owner?.signal === outer ? owner : new AbortController()
-  const forward = () => controller.abort(outer.reason)
-  if (controller !== owner) {
-    if (outer.aborted) forward()
-    else outer.addEventListener('abort', forward, { once: true })
-  }
+  const outer = abort instanceof AbortController ? undefined : abort
+  const controller = abort instanceof AbortController ? abort : new AbortController()
+  const forward = () => controller.abort(outer?.reason)
+  if (outer?.aborted) forward()
+  else outer?.addEventListener('abort', forward, { once: true })
   let timer: ReturnType<typeof setTimeout> | undefined
   const expired = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
@@ -35,11 +33,11 @@ export async function runWithDeadline<T>(
     }, deadlineMs)
   })
   try {
-    const running = run(controller.signal)
+    const running = run(controller)
     running.catch(() => {})
     return await Promise.race([running, expired])
   } finally {
     clearTimeout(timer)
-    if (controller !== owner) outer.removeEventListener('abort', forward)
+    outer?.removeEventListener('abort', forward)
   }
 }

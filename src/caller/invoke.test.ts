@@ -38,7 +38,7 @@ const principal: Principal = {
   approver: false,
 }
 
-function invocation(seen: unknown[], signal: AbortSignal, callTimeoutMs?: number) {
+function invocation(seen: unknown[], abort: AbortSignal | AbortController, callTimeoutMs?: number) {
   return {
     tool: signalWatcher(seen),
     input: {},
@@ -46,7 +46,7 @@ function invocation(seen: unknown[], signal: AbortSignal, callTimeoutMs?: number
     workspaceId: 'default',
     storage: createMemoryStorage(),
     limits: { maxFileBytes: 1000, maxResponseChars: 1000, ...(callTimeoutMs ? { callTimeoutMs } : {}) },
-    signal,
+    abort,
     log: silentLogger,
     services: noServices,
   }
@@ -78,6 +78,20 @@ describe('invokeTool signals', () => {
     const reason = new Error('gone before the call')
     await expect(invokeTool(invocation(seen, AbortSignal.abort(reason), 60_000))).rejects.toBe(reason)
     expect(seen).toEqual([reason])
+  })
+
+  it('with the call’s own controller: the deadline aborts that controller, and the tool holds its signal', async () => {
+    const seen: unknown[] = []
+    const own = new AbortController()
+    await expect(invokeTool(invocation(seen, own, 50))).rejects.toMatchObject({ code: 'timeout' })
+    expect(own.signal.aborted).toBe(true)
+    expect(seen).toEqual([own.signal.reason])
+    expect(own.signal.reason).toMatchObject({ name: 'TimeoutError' })
+    // A disconnect aborting the controller reaches the tool the same way, before the deadline.
+    const gone = new AbortController()
+    const call = invokeTool(invocation(seen, gone, 60_000))
+    setTimeout(() => gone.abort(new Error('client disconnected')), 10)
+    await expect(call).rejects.toThrow('client disconnected')
   })
 
   it('without a deadline the tool gets the caller’s own signal', async () => {

@@ -15,9 +15,12 @@ export interface Invocation {
   workspaceId: string
   storage: ObjectStore
   limits: ToolLimits
-  signal: AbortSignal
-  /** The controller behind `signal` when it was made for this call alone: the deadline aborts it directly. */
-  signalOwner?: AbortController
+  /**
+   * What aborts the call: the caller's signal, or a controller made for this call alone, which the
+   * deadline then aborts directly and whose signal is made only if the tool reads it (an
+   * AbortSignal is a visible share of a small call's cost; most file tools never look at it).
+   */
+  abort: AbortSignal | AbortController
   log: Logger
   services: ToolServices
   emit?: (event: ToolEvent) => void
@@ -47,7 +50,8 @@ export async function invokeTool(invocation: Invocation): Promise<unknown> {
     quota: invocation.services.quota,
   })
   const deadlineMs = tool.deadlineMs?.(invocation.input as never) ?? invocation.limits.callTimeoutMs
-  const context = {
+  const { abort } = invocation
+  const base = {
     workspace,
     limits: invocation.limits,
     log,
@@ -56,18 +60,21 @@ export async function invokeTool(invocation: Invocation): Promise<unknown> {
     ...(invocation.origin ? { origin: invocation.origin } : {}),
     keyEgress: principal.egress,
     ...(invocation.inlineImages ? { inlineImages: true } : {}),
-    signal: invocation.signal,
   }
+  const withSignal = (controller: AbortController) => ({
+    ...base,
+    get signal() {
+      return controller.signal
+    },
+  })
   let output: unknown
   if (deadlineMs === undefined) {
+    const context = abort instanceof AbortController ? withSignal(abort) : { ...base, signal: abort }
     output = await tool.run(invocation.input as never, context)
   } else {
-    // With the call's own controller (signalOwner) the deadline aborts that signal: no second context.
-    output = await runWithDeadline(
-      deadlineMs,
-      invocation.signal,
-      (signal) => tool.run(invocation.input as never, signal === context.signal ? context : { ...context, signal }),
-      invocation.signalOwner,
+    // With the call's own controller the deadline aborts that very controller: no second one.
+    output = await runWithDeadline(deadlineMs, abort, (controller) =>
+      tool.run(invocation.input as never, withSignal(controller)),
     )
   }
   const checked = tool.output.safeParse(output)

@@ -219,7 +219,7 @@ describe('approvals and dry runs', () => {
       workspaceId: 'default',
       storage: server.storage,
       limits: { maxFileBytes: 1024, maxResponseChars: 10_000 },
-      signal: new AbortController().signal,
+      abort: new AbortController().signal,
       log: silentLogger,
       services: noServices,
     })

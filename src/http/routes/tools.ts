@@ -11,6 +11,7 @@ import { stripNullOptionalsChanged } from '../../platforms/nulls'
 import { type Tool, type ToolEvent, titleOfCall } from '../../tools/tool'
 import type { AppEnv } from '../env'
 import { limitBody } from '../middleware/body-limit'
+import { nodeDisconnect } from '../node-bindings'
 import { problemBody, validationError } from '../problem'
 import { jobStatusUrl } from './jobs'
 import { ToolQuery } from './tool-route'
@@ -50,13 +51,20 @@ export function registerToolRoutes(app: OpenAPIHono<AppEnv>, deps: ToolRouteDeps
     const tool = context.get('callTool')
     const query = ToolQuery.safeParse(context.req.query())
     if (!query.success) throw validationError(query.error, 'query parameter')
+    const disconnect = nodeDisconnect(context)
     const call: Call = {
       tool,
       input: await readInput(context, tool, caller),
       principal: context.get('principal'),
       workspaceId: query.data.workspace,
       origin: context.get('linkOrigin'),
-      signal: context.req.raw.signal,
+      // Read only when a path needs it (SSE, approvals): on Node a synchronous call hears the
+      // disconnect on the response (onDisconnect), and the request's own AbortController, one
+      // more per call, is never made.
+      get signal() {
+        return context.req.raw.signal
+      },
+      ...(disconnect ? { onDisconnect: disconnect } : {}),
     }
     const admission = await caller.admit(call, { dryRun: query.data.dry_run === true })
     if (admission?.kind === 'dry_run') {
