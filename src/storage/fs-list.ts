@@ -1,7 +1,7 @@
 import { readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { hasCode } from './fs-errors'
-import { tempFolder } from './fs-paths'
+import { keyPath, tempFolder } from './fs-paths'
 import { compareKeys, isValidKey } from './keys'
 import type { ListOptions } from './store'
 
@@ -41,7 +41,7 @@ export async function collectEntries(
     }
   }
 
-  await visit(folderKey === '' ? root : join(root, ...folderKey.split('/')), folderKey, namePrefix)
+  await visit(folderKey === '' ? root : keyPath(root, folderKey), folderKey, namePrefix)
   return entries
 }
 

@@ -27,6 +27,15 @@ function reservedError(): ToolError {
 }
 
 /**
+ * The file of `key` below `root`. Keys are checked (no '.', '..' or empty segment, no backslash, no
+ * leading '/') and root is canonical, so the plain concatenation is exactly what path.join makes,
+ * without its normalising pass over the whole path (a visible share of a listing's allocations).
+ */
+export function keyPath(root: string, key: string): string {
+  return root.endsWith('/') ? `${root}${key}` : `${root}/${key}`
+}
+
+/**
  * What walk(root, key) answers, without a thread-pool round trip per component. root is canonical
  * and keys have no '.', '..' or empty segments, so realpath of the parent folder equals its literal
  * path exactly when no component above the final one is a symlink and all of them are folders; the
@@ -41,12 +50,12 @@ function reservedError(): ToolError {
 export async function inspect(root: string, key: string): Promise<BigIntStats | null> {
   const slash = key.lastIndexOf('/')
   if (slash !== -1) {
-    const parent = join(root, ...key.slice(0, slash).split('/'))
+    const parent = keyPath(root, key.slice(0, slash))
     if (realpathOrNull(parent) !== parent) return walk(root, key)
   }
   let stats: BigIntStats | null
   try {
-    stats = lstatSync(join(root, ...key.split('/')), { bigint: true, throwIfNoEntry: false }) ?? null
+    stats = lstatSync(keyPath(root, key), { bigint: true, throwIfNoEntry: false }) ?? null
   } catch (error) {
     if (!hasCode(error, 'ENOENT', 'ENOTDIR')) throw error
     stats = null

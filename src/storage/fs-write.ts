@@ -4,7 +4,7 @@ import { type FileHandle, link, lstat, mkdir, open, rename, rm, rmdir } from 'no
 import { join } from 'node:path'
 import { ToolError } from '../core/errors'
 import { hasCode, symlinkError } from './fs-errors'
-import { lstatOrNull, realpathOrNull, tempFolder } from './fs-paths'
+import { keyPath, lstatOrNull, realpathOrNull, tempFolder } from './fs-paths'
 import type { ObjectBody } from './store'
 
 const tempFlags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW
@@ -40,15 +40,15 @@ export async function writeObject(
 
 /** Creates missing parent folders and checks the target's place; refuses symlinks on the way. */
 async function prepareParents(root: string, key: string): Promise<void> {
-  const segments = key.split('/')
-  const parent = join(root, ...segments.slice(0, -1))
+  const slash = key.lastIndexOf('/')
   // When realpath equals the literal path (see inspect, also for why it is synchronous) every
   // parent already exists as a real folder, so there is nothing to create or refuse; otherwise
   // createParents settles it.
-  if (segments.length > 1 && realpathOrNull(parent) !== parent) {
-    await createParents(root, segments.slice(0, -1))
+  if (slash !== -1) {
+    const parent = keyPath(root, key.slice(0, slash))
+    if (realpathOrNull(parent) !== parent) await createParents(root, key.slice(0, slash).split('/'))
   }
-  const target = await lstatOrNull(join(parent, segments.at(-1) as string))
+  const target = await lstatOrNull(keyPath(root, key))
   if (target?.isSymbolicLink()) throw symlinkError()
   if (target?.isDirectory()) {
     throw new ToolError('conflict', 'A folder already exists where the object would go.', {
@@ -138,7 +138,7 @@ async function moveIntoPlace(
   for (let attempt = 1; ; attempt++) {
     await prepareParents(root, key)
     try {
-      await place(tempPath, join(root, ...key.split('/')))
+      await place(tempPath, keyPath(root, key))
       return
     } catch (error) {
       if (!hasCode(error, 'ENOENT') || attempt >= renameAttempts) throw error

@@ -1,11 +1,10 @@
 import { type BigIntStats, closeSync, constants, fstatSync, lstatSync, openSync } from 'node:fs'
 import { access, type FileHandle, mkdir, open, realpath, unlink } from 'node:fs/promises'
-import { join } from 'node:path'
 import { Readable } from 'node:stream'
 import { ToolError } from '../core/errors'
 import { guarded, hasCode } from './fs-errors'
 import { collectEntries } from './fs-list'
-import { checkedKey, checkedPrefix, inspect, isPlainFolder } from './fs-paths'
+import { checkedKey, checkedPrefix, inspect, isPlainFolder, keyPath } from './fs-paths'
 import { readWhole, readWholeSync } from './fs-read'
 import { pruneEmptyParents, writeObject } from './fs-write'
 import { clampListLimit, selectListPage } from './keys'
@@ -46,7 +45,7 @@ const syncReadMaxBytes = 64 * 1024
 export async function createFsStorage(options: FsStorageOptions): Promise<ObjectStore> {
   await mkdir(options.root, { recursive: true })
   const root = await realpath(options.root)
-  const pathOf = (key: string) => join(root, ...key.split('/'))
+  const pathOf = (key: string) => keyPath(root, key)
 
   async function openForRead(key: string): Promise<{ handle: FileHandle; stats: BigIntStats } | null> {
     const found = await inspect(root, key)
