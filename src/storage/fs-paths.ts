@@ -100,6 +100,10 @@ export async function lstatOrNull(path: string): Promise<BigIntStats | null> {
 }
 
 export async function isPlainFolder(root: string, folderKey: string): Promise<boolean> {
+  // As in inspect: a realpath equal to the literal path proves every component a real folder but
+  // the last, with no symlink; one synchronous lstat says whether the last is a folder too.
+  const path = keyPath(root, folderKey)
+  if (realpathOrNull(path) === path) return lstatSync(path, { throwIfNoEntry: false })?.isDirectory() ?? false
   try {
     return (await walk(root, folderKey))?.isDirectory() ?? false
   } catch (error) {

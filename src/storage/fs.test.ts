@@ -140,6 +140,13 @@ describe('fs storage', () => {
       await expectSymlinkRefusal(store.put(`${key.slice(0, key.lastIndexOf('/'))}/new/planted.txt`, 'planted'))
       await expectSymlinkRefusal(store.copy(key, 'deep/copied.txt'))
     }
+    // Listing through any of them finds nothing (a folder behind a link holds no objects), nor below a file.
+    for (const folder of ['deep/alias/', 'deep/out/', 'deep/dangling/', 'deep/loop/', 'deep/a/b/to-root/deep/a/b/']) {
+      expect(await store.list(folder), folder).toEqual({ objects: [], prefixes: [] })
+      expect(await store.list(folder, { delimiter: '/' }), folder).toEqual({ objects: [], prefixes: [] })
+    }
+    expect(await store.list('deep/a/b/file.txt/')).toEqual({ objects: [], prefixes: [] })
+    expect((await store.list('deep/a/b/')).objects.map((object) => object.key)).toEqual(['deep/a/b/file.txt'])
     expect(new TextDecoder().decode((await store.get('deep/a/b/file.txt'))?.body)).toBe('inside')
     expect((await readdir(join(deep, 'a', 'b'))).sort()).toEqual(['file.txt', 'to-root'])
     await expect(lstat(join(directory, 'nowhere'))).rejects.toMatchObject({ code: 'ENOENT' })
