@@ -8,8 +8,16 @@ const maxKeyBytes = 1024
 // C0 controls, DEL and C1 controls.
 const controlCharacters = /[\u0000-\u001f\u007f-\u009f]/
 
+// Segments of letters, digits, '_', '-' and '.' that start with no '.', joined by single slashes:
+// no control, surrogate, backslash, leading slash, empty or dot segment can be in such a key, and its
+// length is its UTF-8 length. Nearly every key is one, and is settled by this one test.
+const plainKey = /^[\w-][\w.-]*(?:\/[\w-][\w.-]*)*$/
+
 function keyProblem(key: string, allowTrailingSlash: boolean): string | undefined {
   if (typeof key !== 'string') return 'key is not a string'
+  if (key.length <= maxKeyBytes && plainKey.test(allowTrailingSlash && key.endsWith('/') ? key.slice(0, -1) : key)) {
+    return undefined
+  }
   // A UTF-16 code unit is at most 3 bytes of UTF-8 (a pair of them 4), so a short key needs no encoding.
   if (key.length * 3 > maxKeyBytes && new TextEncoder().encode(key).byteLength > maxKeyBytes) {
     return `key is longer than ${maxKeyBytes} bytes`
