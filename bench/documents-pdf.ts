@@ -183,11 +183,11 @@ try {
   ])
   if (shared.p50 / barePuppeteer.p50 > 1.3) {
     note(
-      "HTML → PDF MISSED: two Chromium processes share the machine's 2 cores, and the bare side alone moved between 18 and 24 ms per PDF across this session's runs (the code of 2026-11-30 measured 1.54× in the same hour), so the ratio moves by ±0.3 between runs. In a probe without the bare browser, toolport's renderPdf alone took 8–15 ms per PDF and the whole call 14–19 ms: the call spends 5–8 ms of this process's CPU against 2.5 ms for renderPdf alone, mostly the page count (pdf-lib parses the PDF; in this thread here as on Lambda, in a worker under `npm start`), the locked-down page's request interception and its CDP traffic over a pipe, the storage write with its lock, and the signed link. Each is part of the contract (a page limit, no network for an HTML render, no DevTools port); a cheaper page count than a full parse is the next step.",
+      "HTML → PDF MISSED: two Chromium processes share the machine's 2 cores, and the bare side alone moves between runs (18–24 ms per PDF on one machine, 36–45 ms on another), so the ratio moves by ±0.3 between runs. What the call adds to the render is this process's CPU: auth, validation, the locked-down page's request interception and its CDP traffic over a pipe, the page count from the PDF's cross-reference table (a full pdf-lib parse, 5 ms for one page, before 2026-12-02), storing the file with its lock, and the signed link. Each is part of the contract (a page limit, no network for an HTML render, no DevTools port).",
     )
   }
   note(
-    `HTML → PDF: ${batches} batches of ${concurrent} concurrent PDFs each after one discarded warm-up batch each (which launches toolport's browser and opens its pages), toolport and bare alternating; both use the @sparticuz/chromium build with the same arguments (two Chromium processes run side by side). toolport's side is the whole tool call: auth, validation, rendering, pdf-lib's page count, storing the file (memory storage) and its signed link.`,
+    `HTML → PDF: ${batches} batches of ${concurrent} concurrent PDFs each after one discarded warm-up batch each (which launches toolport's browser and opens its pages), toolport and bare alternating; both use the @sparticuz/chromium build with the same arguments (two Chromium processes run side by side). toolport's side is the whole tool call: auth, validation, rendering, the page count (read from the PDF's cross-reference table), storing the file (memory storage) and its signed link.`,
   )
 } finally {
   await browser.close()
