@@ -132,13 +132,15 @@ describe('?dry_run=true', () => {
   })
 
   it('says what matters for each kind of call', async () => {
-    const dry = async (name: string) => {
+    const dry = async (name: string, input = examples()[name]) => {
       const response = await fetch(`${server.url}/v1/tools/${name}?dry_run=true`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(examples()[name]),
+        body: JSON.stringify(input),
       })
-      return (await response.json()).preview
+      const body = await response.json()
+      expect(response.status, `${name}: ${JSON.stringify(body)}`).toBe(200)
+      return body.preview
     }
     const shell = await dry('execute_command')
     expect(shell).toMatchObject({
@@ -159,6 +161,14 @@ describe('?dry_run=true', () => {
     expect(office.output.path).toMatch(/^outputs\/sales-.*\.xlsx$/)
     const click = await dry('browser_click')
     expect(click).toMatchObject({ action: 'Click Next link', page: { url: `${site.url}/page`, title: 'Form' } })
+    // A browser call that saves a file previews the path its run would write, extension included.
+    expect((await dry('browser_screenshot')).output.path).toMatch(/^outputs\/.+\.png$/)
+    const jpeg = await dry('browser_screenshot', { session_id: sessionId, format: 'jpeg', output_path: 'shots/a' })
+    expect(jpeg.output).toEqual({ path: 'shots/a.jpg', generated: false, overwrites: false })
+    expect((await dry('browser_pdf')).output).toEqual({ path: 'page.pdf', generated: false, overwrites: false })
+    const download = await dry('browser_download', { session_id: sessionId, ref: 'e2', output_path: 'got/report.pdf' })
+    expect(download.output).toEqual({ path: 'got/report.pdf', generated: false, overwrites: false })
+    expect((await dry('browser_download')).output.path).toMatch(/^outputs\/.+\.bin$/)
     const search = await dry('web_search')
     expect(search).toMatchObject({ query: 'toolport', provider: 'searxng' })
   })

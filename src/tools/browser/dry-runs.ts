@@ -4,6 +4,7 @@ import { OutputPreviewSchema } from '../../downloads/schemas'
 import type { DryRunContext, Tool } from '../tool'
 import { AddressVerdict, addressVerdict } from '../web/dry-runs'
 import { requireHttp } from '../web/require-http'
+import { downloadExtension, screenshotExtension } from './file-tools'
 import { requireSessions } from './schemas'
 
 // One dry run for every browser_* tool that acts: it finds the session (this tenant's, or 404), says
@@ -28,6 +29,7 @@ type BrowserInput = {
   url?: string
   paths?: string[]
   output_path?: string
+  format?: 'png' | 'jpeg'
 }
 
 async function browserDryRun(tool: Tool, input: BrowserInput, context: DryRunContext, action: string) {
@@ -50,14 +52,22 @@ async function browserDryRun(tool: Tool, input: BrowserInput, context: DryRunCon
       preview.uploads.push({ path: file.path, size: file.bytes.byteLength })
     }
   }
-  if (tool.name === 'browser_screenshot' || tool.name === 'browser_pdf' || tool.name === 'browser_download') {
-    const extension = tool.name === 'browser_pdf' ? 'pdf' : tool.name === 'browser_screenshot' ? 'png' : 'bin'
+  const extension = outputExtension(tool.name, input)
+  if (extension !== undefined) {
     preview.output = await previewOutputFile(
       { workspace: context.workspace, limits: context.limits, links: context.links },
       { outputPath: input.output_path, suggestedName: preview.page?.title || 'page', extension },
     )
   }
   return preview
+}
+
+/** The extension of the file a browser_* call would save, as its run chooses it; undefined: it saves none. */
+function outputExtension(name: string, input: BrowserInput): string | undefined {
+  if (name === 'browser_pdf') return 'pdf'
+  if (name === 'browser_screenshot') return screenshotExtension(input.format ?? 'png')
+  if (name === 'browser_download') return downloadExtension(input.output_path)
+  return undefined
 }
 
 /**

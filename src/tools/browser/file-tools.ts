@@ -47,7 +47,7 @@ export const browserScreenshot = defineTool({
     const file = await saveOutputFile(context, {
       outputPath: input.output_path,
       suggestedName: suggested(state.url),
-      extension: input.format === 'jpeg' ? 'jpg' : 'png',
+      extension: screenshotExtension(input.format),
       bytes,
     })
     const mime = input.format === 'jpeg' ? 'image/jpeg' : 'image/png'
@@ -122,16 +122,27 @@ export const browserDownload = defineTool({
   async run(input, context) {
     const browser = session(context, input.session_id)
     const { file, state } = await browser.download(input.ref, context.limits.maxFileBytes)
-    // The page names the file; only its extension is kept, the workspace path is toolport's choice.
-    const own = extensionOf(file.name)
-    const wanted = input.output_path === undefined ? '' : extensionOf(input.output_path)
-    const extension = [wanted, own].find((candidate) => /^[a-z0-9]{1,5}$/.test(candidate)) ?? 'bin'
     const saved = await saveOutputFile(context, {
       outputPath: input.output_path,
       suggestedName: file.name.replace(/\.[^.]*$/, '') || 'download',
-      extension,
+      extension: downloadExtension(input.output_path, file.name),
       bytes: file.bytes,
     })
     return { ...fileOutput([saved]), ...answer(input.session_id, state) }
   },
 })
+
+/** The extension of a browser_screenshot file: the run and its dry run name it alike. */
+export function screenshotExtension(format: 'png' | 'jpeg'): string {
+  return format === 'jpeg' ? 'jpg' : 'png'
+}
+
+/**
+ * The extension of a browser_download file: output_path's, else the name the page gave the file (only
+ * its extension is kept, the workspace path is toolport's choice), else bin. A dry run, before any
+ * download, passes no name.
+ */
+export function downloadExtension(outputPath: string | undefined, fileName = ''): string {
+  const wanted = outputPath === undefined ? '' : extensionOf(outputPath)
+  return [wanted, extensionOf(fileName)].find((candidate) => /^[a-z0-9]{1,5}$/.test(candidate)) ?? 'bin'
+}
