@@ -16,15 +16,7 @@ async function pdfLibDocument(pages: number, options: { useObjectStreams: boolea
 }
 
 const encoder = new TextEncoder()
-const concat = (...parts: Uint8Array[]) => {
-  const joined = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0))
-  let at = 0
-  for (const part of parts) {
-    joined.set(part, at)
-    at += part.length
-  }
-  return joined
-}
+const concat = (...parts: Uint8Array[]) => new Uint8Array(Buffer.concat(parts))
 
 describe('pageCountFromXref', () => {
   const browser = createChromiumBrowser({ pages: 1, log: silentLogger })
