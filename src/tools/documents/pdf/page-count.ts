@@ -34,12 +34,9 @@ interface Xref {
   trailer: Dictionary
 }
 
+/** A single-byte decoding (as csv.ts reads windows-1252): one character per byte, so text offsets are file offsets. */
 function latin1(bytes: Uint8Array, from: number, to: number): string {
-  let text = ''
-  for (let index = from; index < to; index += 8192) {
-    text += String.fromCharCode(...bytes.subarray(index, Math.min(to, index + 8192)))
-  }
-  return text
+  return new TextDecoder('latin1').decode(bytes.subarray(from, to))
 }
 
 /** A classic cross-reference table at `offset`: subsections of fixed 20-byte entries, then the trailer. */
