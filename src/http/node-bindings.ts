@@ -15,8 +15,10 @@ interface NodeIncoming {
   errored: unknown
 }
 
-function bindings(context: Context): { incoming?: Partial<NodeIncoming>; outgoing?: Partial<NodeOutgoing> } {
-  return (context.env as { incoming?: Partial<NodeIncoming>; outgoing?: Partial<NodeOutgoing> } | undefined) ?? {}
+type Bindings = { incoming?: Partial<NodeIncoming>; outgoing?: Partial<NodeOutgoing> }
+
+function bindings(context: Context): Bindings {
+  return (context.env as Bindings | undefined) ?? {}
 }
 
 /**

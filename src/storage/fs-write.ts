@@ -45,8 +45,9 @@ async function prepareParents(root: string, key: string): Promise<void> {
   // parent already exists as a real folder, so there is nothing to create or refuse; otherwise
   // createParents settles it.
   if (slash !== -1) {
-    const parent = keyPath(root, key.slice(0, slash))
-    if (realpathOrNull(parent) !== parent) await createParents(root, key.slice(0, slash).split('/'))
+    const parentKey = key.slice(0, slash)
+    const parent = keyPath(root, parentKey)
+    if (realpathOrNull(parent) !== parent) await createParents(root, parentKey.split('/'))
   }
   const target = await lstatOrNull(keyPath(root, key))
   if (target?.isSymbolicLink()) throw symlinkError()
