@@ -4,6 +4,7 @@ import { Readable } from 'node:stream'
 import { ToolError } from '../core/errors'
 import { guarded, hasCode } from './fs-errors'
 import { collectEntries } from './fs-list'
+import { namesOpenFiles, openVerified } from './fs-open'
 import { checkedKey, checkedPrefix, inspect, isPlainFolder, keyPath } from './fs-paths'
 import { readWhole, readWholeSync } from './fs-read'
 import { pruneEmptyParents, writeObject } from './fs-write'
@@ -46,6 +47,7 @@ export async function createFsStorage(options: FsStorageOptions): Promise<Object
   await mkdir(options.root, { recursive: true })
   const root = await realpath(options.root)
   const pathOf = (key: string) => keyPath(root, key)
+  const canVerifyOpens = await namesOpenFiles(root)
 
   async function openForRead(key: string): Promise<{ handle: FileHandle; stats: BigIntStats } | null> {
     const found = await inspect(root, key)
@@ -68,20 +70,33 @@ export async function createFsStorage(options: FsStorageOptions): Promise<Object
     return null
   }
 
-  // get opens, checks and closes with synchronous calls (metadata, as inspect), and reads a small
-  // file synchronously too (syncReadMaxBytes); only a larger file's data goes through the thread pool.
-  async function get(key: string, maxBytes = Number.POSITIVE_INFINITY): Promise<StoredObject | ObjectTooLarge | null> {
+  /**
+   * The descriptor of key's file for get, or null when there is none: opened and proven in one step
+   * (openVerified) where the kernel can name open files, else after inspect's checks. A symlink
+   * below the root throws, from inspect, as everywhere else.
+   */
+  async function openFile(key: string): Promise<number | null> {
+    const path = pathOf(key)
+    const verified = canVerifyOpens ? openVerified(path, readFlags) : null
+    if (verified !== null) return verified
     const found = await inspect(root, key)
     if (!found?.isFile()) return null
-    let fd: number
     try {
-      fd = openSync(pathOf(key), readFlags)
+      return openSync(path, readFlags)
     } catch (error) {
       if (hasCode(error, 'ENOENT', 'ENOTDIR', 'EISDIR')) return null
       throw error
     }
+  }
+
+  // get opens, checks and closes with synchronous calls (metadata, as inspect), and reads a small
+  // file synchronously too (syncReadMaxBytes); only a larger file's data goes through the thread pool.
+  async function get(key: string, maxBytes = Number.POSITIVE_INFINITY): Promise<StoredObject | ObjectTooLarge | null> {
+    const fd = await openFile(key)
+    if (fd === null) return null
     try {
-      // The size that counts is the open file's: it may have grown since the lstat.
+      // The size that counts is the open file's: it may have grown since the lstat. A folder or a
+      // device opened in its place is not an object.
       const stats = fstatSync(fd, { bigint: true })
       if (!stats.isFile()) return null
       if (Number(stats.size) > maxBytes) return { ...infoOf(key, stats), tooLarge: true }
