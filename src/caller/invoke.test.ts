@@ -103,3 +103,36 @@ describe('invokeTool signals', () => {
     expect(seen).toHaveLength(1)
   })
 })
+
+describe('invokeTool context', () => {
+  it('keeps the lazy signal on a prototype, not as an accessor of each context, and makes it only when read', async () => {
+    // An accessor made per object is kept by V8 in the old generation and holds the call's whole
+    // context through every minor GC (see LazySignal): every context's own properties are plain data.
+    const seen: { ownAccessors: string[]; workspace: boolean; signalMade: boolean }[] = []
+    const own = new AbortController()
+    const tool = defineTool({
+      name: 'look_at_context',
+      title: 'Look at context',
+      description: 'Reports the shape of its context.',
+      effect: 'read',
+      input: z.object({}),
+      output: z.object({}),
+      run: async (_input, context) => {
+        const descriptors = Object.getOwnPropertyDescriptors(context)
+        seen.push({
+          ownAccessors: Object.keys(descriptors).filter((name) => descriptors[name]?.get !== undefined),
+          workspace: typeof context.workspace.readFile === 'function',
+          signalMade: context.signal === own.signal && !context.signal.aborted,
+        })
+        return {}
+      },
+    })
+    const base = invocation([], own, 60_000)
+    await invokeTool({ ...base, tool })
+    await invokeTool({ ...base, tool, limits: { maxFileBytes: 1000, maxResponseChars: 1000 } })
+    expect(seen).toEqual([
+      { ownAccessors: [], workspace: true, signalMade: true },
+      { ownAccessors: [], workspace: true, signalMade: true },
+    ])
+  })
+})

@@ -3,7 +3,7 @@ import { ToolError } from '../core/errors'
 import type { Logger } from '../core/logger'
 import type { ObjectStore } from '../storage/store'
 import type { ToolServices } from '../tools/services'
-import type { Tool, ToolEvent, ToolLimits } from '../tools/tool'
+import type { Tool, ToolContext, ToolEvent, ToolLimits } from '../tools/tool'
 import { createWorkspace } from '../workspace/workspace'
 import { runWithDeadline } from './deadline'
 
@@ -30,6 +30,25 @@ export interface Invocation {
   inlineImages?: boolean
   /** See Call.admitted: the gate let this gated call through (it changes nothing). */
   admitted?: boolean
+}
+
+/**
+ * The `signal` of a tool's context, read from its controller only when the tool asks (most file
+ * tools never do, and an AbortSignal is a visible share of a small call's cost). A class with the
+ * getter on its prototype, not an object literal with `get signal()`: V8 keeps an accessor made per
+ * object in the old generation, from where it held each call's whole context through every minor
+ * GC (see http/rest-call.ts).
+ */
+class LazySignal {
+  readonly #controller: AbortController
+
+  constructor(controller: AbortController) {
+    this.#controller = controller
+  }
+
+  get signal(): AbortSignal {
+    return this.#controller.signal
+  }
 }
 
 /**
@@ -61,12 +80,7 @@ export async function invokeTool(invocation: Invocation): Promise<unknown> {
     keyEgress: principal.egress,
     ...(invocation.inlineImages ? { inlineImages: true } : {}),
   }
-  const withSignal = (controller: AbortController) => ({
-    ...base,
-    get signal() {
-      return controller.signal
-    },
-  })
+  const withSignal = (controller: AbortController) => Object.assign(new LazySignal(controller), base) as ToolContext
   let output: unknown
   if (deadlineMs === undefined) {
     const context = abort instanceof AbortController ? withSignal(abort) : { ...base, signal: abort }

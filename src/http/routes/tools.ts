@@ -13,6 +13,7 @@ import type { AppEnv } from '../env'
 import { limitBody } from '../middleware/body-limit'
 import { nodeDisconnect } from '../node-bindings'
 import { problemBody, validationError } from '../problem'
+import { RestCall } from '../rest-call'
 import { jobStatusUrl } from './jobs'
 import { ToolQuery } from './tool-route'
 
@@ -52,20 +53,14 @@ export function registerToolRoutes(app: OpenAPIHono<AppEnv>, deps: ToolRouteDeps
     const query = ToolQuery.safeParse(context.req.query())
     if (!query.success) throw validationError(query.error, 'query parameter')
     const disconnect = nodeDisconnect(context)
-    const call: Call = {
+    const call = new RestCall(
+      context,
       tool,
-      input: await readInput(context, tool, caller),
-      principal: context.get('principal'),
-      workspaceId: query.data.workspace,
-      origin: context.get('linkOrigin'),
-      // Read only when a path needs it (SSE, approvals): on Node a synchronous call hears the
-      // disconnect on the response (onDisconnect), and the request's own AbortController, one
-      // more per call, is never made.
-      get signal() {
-        return context.req.raw.signal
-      },
-      ...(disconnect ? { onDisconnect: disconnect } : {}),
-    }
+      await readInput(context, tool, caller),
+      context.get('principal'),
+      query.data.workspace,
+      disconnect,
+    )
     const admission = await caller.admit(call, { dryRun: query.data.dry_run === true })
     if (admission?.kind === 'dry_run') {
       const { kind: _, ...fitted } = admission
