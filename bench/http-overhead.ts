@@ -20,18 +20,18 @@ const connections = 32
 const serverScript = fileURLToPath(new URL('support/http-server.ts', import.meta.url))
 const requestBody = JSON.stringify({ path: 'bench.txt' })
 const headers = { 'content-type': 'application/json', authorization: `Bearer ${benchKey}` }
-// From a --cpu-prof of the bundled toolport server under this load (32 connections, ~1,900 calls/s on
-// the shared 2-core machine, 2026-12-02), as shares of the main thread's wall-clock samples (8% of
-// them idle); the process's other threads (GC, compiler, thread pool) used under a tenth of its CPU.
+// From perf record (with --perf-basic-prof) of the bundled toolport server under this load (32
+// connections, ~5,000 calls/s on the shared 2-core machine, 2026-12-02), as shares of the main
+// thread's samples, which were 97% of the process's; an earlier --cpu-prof agreed where both see.
 // See docs/benchmarks.md#http-overhead.
 const whereTheTimeGoes = [
   "writing each response to the socket (writev), 15%, which the profile's wall-clock samples inflate (the thread is often preempted in the call on 2 shared cores; the fair baseline pays the same write);",
   'HTTP parsing, Hono routing and middleware dispatch and the request and response objects of @hono/node-server, about 20%, paid by the fair baseline too;',
-  'the file read, 16%: realpath of the parent folder (7%: a readlink per path component, which 4 lstats below the root cost as much), lstat, open, read and close, all synchronous;',
-  'GC, 8%; the JSON access log, 3%; zod validation of query, input and output, 3%; the JSON answer, 2%; the query string, 2%; metrics, 2%; the call path (deadline and sync-to-job timers, one AbortController, the admission check, the workspace), 3%; auth, under 1%.',
+  'the file read, 14%: open, the readlink of /proc/self/fd that proves the path (5%), fstat, read and close, all synchronous;',
+  'the JSON access log, 4%; zod validation of query, input and output, 3%; GC, 2% (8% before the per-call getters moved to prototypes); the JSON answer, 2%; the query string, 2%; metrics, 1%; the call path (deadline and sync-to-job timers, one AbortController, the admission check, the workspace), 3%; auth, under 1%.',
 ].join(' ')
 const whatRemains = [
-  "Cut on this path, each measured with --cpu-prof under this load: one storage call per read with synchronous small reads and metadata (no thread-pool hop), bodyLimit and response headers without rebuilding the request or the response, one AbortController per call, whose signal is made only when a tool reads it (on Node the disconnect is heard on the response's close, so the request's AbortSignal is never made), the deadline aborting that controller itself,",
+  "Cut on this path, each measured with --cpu-prof (or --trace-gc-nvp) under this load: the per-call getters of the REST call and the tool context moved to class prototypes (a per-object accessor made V8 promote each call's whole request graph, ~9 KB a call, and cost about a third of the CPU per call), a read opened and proven in one step (O_NOFOLLOW open, then /proc/self/fd names the open file, instead of realpath and lstat first), one storage call per read with synchronous small reads and metadata (no thread-pool hop), bodyLimit and response headers without rebuilding the request or the response, one AbortController per call, whose signal is made only when a tool reads it (on Node the disconnect is heard on the response's close, so the request's AbortSignal is never made), the deadline aborting that controller itself,",
   'the null-stripping walk skipped for a body without "null", Prometheus children bound once per label set, the access-log timestamp formatted once per millisecond and redaction skipped for lines it cannot change, the link origin kept for the URL start that nearly every request shares, a small whole-file read fitting its JSON budget unmeasured, plain keys checked by one regular expression and joined to the root without path.join.',
   'What remains is spread over some ten parts, none above 7% of the profile besides HTTP and the socket, and each is part of the contract: strict validation of input and output, symlink-safe path checks, a deadline and a disconnect signal per call, the hand-off to a job past the synchronous limit, an access log line and metrics per call.',
 ].join(' ')
