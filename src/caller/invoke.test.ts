@@ -105,10 +105,10 @@ describe('invokeTool signals', () => {
 })
 
 describe('invokeTool context', () => {
-  it('keeps the lazy signal on a prototype, not as an accessor of each context, and makes it only when read', async () => {
+  it('keeps the lazy signal on a prototype, not as an accessor of each context, with and without a deadline', async () => {
     // An accessor made per object is kept by V8 in the old generation and holds the call's whole
     // context through every minor GC (see LazySignal): every context's own properties are plain data.
-    const seen: { ownAccessors: string[]; workspace: boolean; signalMade: boolean }[] = []
+    const seen: { ownAccessors: string[]; workspace: boolean; controllerSignal: boolean }[] = []
     const own = new AbortController()
     const tool = defineTool({
       name: 'look_at_context',
@@ -122,7 +122,7 @@ describe('invokeTool context', () => {
         seen.push({
           ownAccessors: Object.keys(descriptors).filter((name) => descriptors[name]?.get !== undefined),
           workspace: typeof context.workspace.readFile === 'function',
-          signalMade: context.signal === own.signal && !context.signal.aborted,
+          controllerSignal: context.signal === own.signal && !context.signal.aborted,
         })
         return {}
       },
@@ -131,8 +131,8 @@ describe('invokeTool context', () => {
     await invokeTool({ ...base, tool })
     await invokeTool({ ...base, tool, limits: { maxFileBytes: 1000, maxResponseChars: 1000 } })
     expect(seen).toEqual([
-      { ownAccessors: [], workspace: true, signalMade: true },
-      { ownAccessors: [], workspace: true, signalMade: true },
+      { ownAccessors: [], workspace: true, controllerSignal: true },
+      { ownAccessors: [], workspace: true, controllerSignal: true },
     ])
   })
 })

@@ -9,7 +9,7 @@ const principal = { id: 'key-1', tenant: 'default' } as Principal
 const tool = { name: 'read_file' } as Tool
 
 describe('RestCall', () => {
-  it("answers the request's own signal, read only when asked, from its prototype", async () => {
+  it("answers the request's own signal from its prototype, with only data properties of its own", async () => {
     const app = new Hono<AppEnv>()
     app.post('/call', async (context) => {
       context.set('linkOrigin', 'http://127.0.0.1:8787')
