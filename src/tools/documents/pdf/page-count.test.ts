@@ -54,6 +54,19 @@ describe('pageCountFromXref', () => {
     expect(pageCountFromXref(hostile)).toBe(4)
   })
 
+  it('reads a catalog longer than the first window it decodes, and a string that spans its edge', async () => {
+    const document = await PDFDocument.load(await pdfLibDocument(6, { useObjectStreams: false }))
+    // 5 KB of language tag before /Pages (pdf-lib writes the entries in insertion order), with a
+    // fake key inside the string straddling the 2 KB edge: only the whole dictionary tells.
+    const filler = `${'x'.repeat(2000)} /Pages 99 0 R /Count 1 ${'y'.repeat(3000)}`
+    const pages = document.catalog.get(PDFName.of('Pages'))
+    document.catalog.delete(PDFName.of('Pages'))
+    document.catalog.set(PDFName.of('Lang'), PDFString.of(filler))
+    if (pages) document.catalog.set(PDFName.of('Pages'), pages)
+    const long = await document.save({ useObjectStreams: false })
+    expect(pageCountFromXref(long)).toBe(6)
+  })
+
   it('counts a classic-table PDF of another writer, and leaves object streams to the full parse', async () => {
     expect(pageCountFromXref(await pdfLibDocument(7, { useObjectStreams: false }))).toBe(7)
     const streams = await pdfLibDocument(7, { useObjectStreams: true })

@@ -78,10 +78,19 @@ function referenceOf(value: string[] | undefined): number | undefined {
 function readObject(bytes: Uint8Array, xref: Xref, number: number | undefined): Dictionary | undefined {
   const offset = number === undefined ? undefined : xref.offsets.get(number)
   if (offset === undefined || offset >= bytes.length) return undefined
-  // A catalog or page-tree node is small; 64 KB holds any Chromium writes with room to spare.
-  const text = latin1(bytes, offset, Math.min(bytes.length, offset + 65536))
-  const header = new RegExp(`^${number} \\d+ obj\\s*`).exec(text)
-  return header ? readDictionary(text, header[0].length) : undefined
+  const header = new RegExp(`^${number} \\d+ obj\\s*`)
+  // A catalog or page-tree node is small: the first 2 KB hold what Chromium writes, and decoding only
+  // those keeps the count cheap (two 64 KB decodes were most of its cost). A dictionary they cut
+  // short is read again from 64 KB, which holds any such node with room to spare.
+  for (const window of [2048, 65536]) {
+    const end = Math.min(bytes.length, offset + window)
+    const text = latin1(bytes, offset, end)
+    const found = header.exec(text)
+    if (!found) return undefined
+    const dictionary = readDictionary(text, found[0].length)
+    if (dictionary || end === bytes.length) return dictionary
+  }
+  return undefined
 }
 
 const delimiters = '()<>[]{}/%'
