@@ -1,5 +1,5 @@
-import { type BigIntStats, closeSync, constants, fstatSync, lstatSync, openSync } from 'node:fs'
-import { access, type FileHandle, mkdir, open, realpath, unlink } from 'node:fs/promises'
+import { type BigIntStats, closeSync, constants, createReadStream, fstatSync, lstatSync, openSync } from 'node:fs'
+import { access, mkdir, realpath, unlink } from 'node:fs/promises'
 import { Readable } from 'node:stream'
 import { ToolError } from '../core/errors'
 import { guarded, hasCode } from './fs-errors'
@@ -49,31 +49,10 @@ export async function createFsStorage(options: FsStorageOptions): Promise<Object
   const pathOf = (key: string) => keyPath(root, key)
   const canVerifyOpens = await namesOpenFiles(root)
 
-  async function openForRead(key: string): Promise<{ handle: FileHandle; stats: BigIntStats } | null> {
-    const found = await inspect(root, key)
-    if (!found?.isFile()) return null
-    let handle: FileHandle
-    try {
-      handle = await open(pathOf(key), readFlags)
-    } catch (error) {
-      if (hasCode(error, 'ENOENT', 'ENOTDIR', 'EISDIR')) return null
-      throw error
-    }
-    try {
-      const stats = await handle.stat({ bigint: true })
-      if (stats.isFile()) return { handle, stats }
-    } catch (error) {
-      await handle.close()
-      throw error
-    }
-    await handle.close()
-    return null
-  }
-
   /**
-   * The descriptor of key's file for get, or null when there is none: opened and proven in one step
-   * (openVerified) where the kernel can name open files, else after inspect's checks. A symlink
-   * below the root throws, from inspect, as everywhere else.
+   * The descriptor of key's file for get, getStream and head, or null when there is none: opened
+   * and proven in one step (openVerified) where the kernel can name open files, else after
+   * inspect's checks. A symlink below the root throws, from inspect, as everywhere else.
    */
   async function openFile(key: string): Promise<number | null> {
     const path = pathOf(key)
@@ -89,16 +68,33 @@ export async function createFsStorage(options: FsStorageOptions): Promise<Object
     }
   }
 
+  /**
+   * key's open file with its fstat, or null when there is none or what is there is not a regular
+   * file (a folder or a device opened in its place). The caller closes the descriptor.
+   */
+  async function openRegular(key: string): Promise<{ fd: number; stats: BigIntStats } | null> {
+    const fd = await openFile(key)
+    if (fd === null) return null
+    let stats: BigIntStats
+    try {
+      stats = fstatSync(fd, { bigint: true })
+    } catch (error) {
+      closeSync(fd)
+      throw error
+    }
+    if (stats.isFile()) return { fd, stats }
+    closeSync(fd)
+    return null
+  }
+
   // get opens, checks and closes with synchronous calls (metadata, as inspect), and reads a small
   // file synchronously too (syncReadMaxBytes); only a larger file's data goes through the thread pool.
   async function get(key: string, maxBytes = Number.POSITIVE_INFINITY): Promise<StoredObject | ObjectTooLarge | null> {
-    const fd = await openFile(key)
-    if (fd === null) return null
+    const opened = await openRegular(key)
+    if (!opened) return null
+    const { fd, stats } = opened
     try {
-      // The size that counts is the open file's: it may have grown since the lstat. A folder or a
-      // device opened in its place is not an object.
-      const stats = fstatSync(fd, { bigint: true })
-      if (!stats.isFile()) return null
+      // The size that counts is the open file's: it may have grown since the path was checked.
       if (Number(stats.size) > maxBytes) return { ...infoOf(key, stats), tooLarge: true }
       const body = stats.size <= syncReadMaxBytes ? readWholeSync(fd, stats) : await readWhole(fd, stats)
       return { ...infoOf(key, stats), body }
@@ -107,17 +103,23 @@ export async function createFsStorage(options: FsStorageOptions): Promise<Object
     }
   }
 
+  // The stream reads the very file that was proven, through its descriptor, and closes it when it
+  // ends, fails or is cancelled.
   async function getStream(key: string): Promise<ObjectStream | null> {
-    const opened = await openForRead(key)
+    const opened = await openRegular(key)
     if (!opened) return null
-    // The read stream closes the handle when it ends, fails or is cancelled.
-    const body = Readable.toWeb(opened.handle.createReadStream()) as unknown as ReadableStream<Uint8Array>
+    const stream = createReadStream('', { fd: opened.fd, autoClose: true })
+    const body = Readable.toWeb(stream) as unknown as ReadableStream<Uint8Array>
     return { ...infoOf(key, opened.stats), body }
   }
 
+  // An open and an fstat, as get: what is described is the file the path names at that moment, with
+  // no window between the check and the stat for a symlink to be swapped in.
   async function head(key: string): Promise<ObjectInfo | null> {
-    const found = await inspect(root, key)
-    return found?.isFile() ? infoOf(key, found) : null
+    const opened = await openRegular(key)
+    if (!opened) return null
+    closeSync(opened.fd)
+    return infoOf(key, opened.stats)
   }
 
   async function put(key: string, body: ObjectBody): Promise<ObjectInfo> {
