@@ -110,14 +110,16 @@ function httpTool(
 }
 
 /** A JSON-RPC 2.0 response's result, or its error as a problem the model can read. */
+// Built once: zod compiles an object schema on its first parse, which made a schema built per call
+// most of an http source call's own CPU (--cpu-prof of bench/sources.ts).
+const JsonRpcResponse = z.object({
+  jsonrpc: z.literal('2.0'),
+  result: z.unknown().optional(),
+  error: z.object({ code: z.number(), message: z.string(), data: z.unknown().optional() }).optional(),
+})
+
 function jsonRpcResult(response: unknown, source: string, tool: string): unknown {
-  const envelope = z
-    .object({
-      jsonrpc: z.literal('2.0'),
-      result: z.unknown().optional(),
-      error: z.object({ code: z.number(), message: z.string(), data: z.unknown().optional() }).optional(),
-    })
-    .safeParse(response)
+  const envelope = JsonRpcResponse.safeParse(response)
   if (!envelope.success || (envelope.data.result === undefined && !envelope.data.error)) {
     throw new ToolError(
       'connection',
