@@ -59,6 +59,11 @@ export async function startTestServer(
     metrics?: boolean
     /** Overrides of what the runtime lends sources (keepWarm: false is how Lambda runs them). */
     sourceRuntime?: Partial<SourceRuntime>
+    /**
+     * Check every answer against openapi/openapi.json (default true). Benchmarks turn it off: the
+     * clone and the schema validation of each answer are the suite's cost, not the service's.
+     */
+    checkResponses?: boolean
   } = {},
 ): Promise<TestServer> {
   const dataDir = await mkdtemp(join(tmpdir(), 'toolport-test-'))
@@ -94,6 +99,7 @@ export async function startTestServer(
   // Every answer on a documented route is checked against openapi/openapi.json (response-check.ts).
   const responses = createResponseCheck()
   const checked = async (request: Request, env: unknown) => {
+    if (options.checkResponses === false) return app.fetch(request, env as never)
     const response = await app.fetch(request, env as never)
     const path = new URL(request.url).pathname
     if (responses.covers(path)) {
