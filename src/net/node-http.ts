@@ -1,6 +1,6 @@
 import { lookup as dnsLookup } from 'node:dns/promises'
-import { request as httpRequest, type IncomingMessage } from 'node:http'
-import { request as httpsRequest } from 'node:https'
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http'
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https'
 import type { LookupFunction } from 'node:net'
 import type { Readable } from 'node:stream'
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib'
@@ -75,6 +75,29 @@ async function pin(url: URL, options: NodeHttpOptions): Promise<PinnedTarget> {
   return { address: first.address, family: first.family === 6 ? 6 : 4 }
 }
 
+/**
+ * Kept-alive connections, one pool per checked address: a call to the same worker reuses the
+ * connection of the call before it (no TCP or TLS handshake per call), and a connection is only ever
+ * reused by a request whose own check pinned the same address, so a changed DNS answer is checked
+ * and connected to afresh. At most `maxPools` addresses are kept; a pool dropped from the map keeps
+ * no one waiting, since idle sockets are unreferenced and close after `idleMs` (sooner when the
+ * server's Keep-Alive header says so).
+ */
+function connectionPools(): (url: URL, target: PinnedTarget) => HttpAgent {
+  const maxPools = 64
+  const options = { keepAlive: true, maxFreeSockets: 4, timeout: 4_000 }
+  const pools = new Map<string, HttpAgent>()
+  return (url, target) => {
+    const name = `${url.protocol}//${target.address}|${url.port}|${url.hostname}`
+    const pool = pools.get(name) ?? (url.protocol === 'https:' ? new HttpsAgent(options) : new HttpAgent(options))
+    // Most recently used last, so the first key is the one to drop.
+    pools.delete(name)
+    pools.set(name, pool)
+    if (pools.size > maxPools) pools.delete(pools.keys().next().value as string)
+    return pool
+  }
+}
+
 function sendPinned(
   url: URL,
   target: PinnedTarget,
@@ -82,6 +105,8 @@ function sendPinned(
   headers: Record<string, string>,
   body: Uint8Array | undefined,
   signal: AbortSignal,
+  agent: HttpAgent,
+  retried = false,
 ): Promise<IncomingMessage> {
   // The connection goes to the address that was checked, whatever DNS says a moment later.
   const lookup: LookupFunction = (_host, options, callback) => {
@@ -101,11 +126,22 @@ function sendPinned(
         headers: { ...headers, ...(body ? { 'content-length': String(body.byteLength) } : {}) },
         lookup,
         signal,
-        agent: false,
+        agent,
       },
       resolve,
     )
-    outgoing.once('error', reject)
+    outgoing.once('error', (error) => {
+      // A kept-alive connection the server closed just as it was reused: the request never reached
+      // it (no answer had begun), so it goes once more on a new connection, as Node's docs advise.
+      if (
+        outgoing.reusedSocket &&
+        !retried &&
+        !signal.aborted &&
+        (error as NodeJS.ErrnoException).code === 'ECONNRESET'
+      ) {
+        resolve(sendPinned(url, target, method, headers, body, signal, agent, true))
+      } else reject(error)
+    })
     outgoing.end(body)
   })
 }
@@ -137,7 +173,9 @@ async function readCapped(
     chunks.push(chunk)
     size += chunk.byteLength
   }
-  response.destroy()
+  // A body read to its end leaves the connection to its pool for the next request; one cut short
+  // is destroyed, with its connection.
+  if (truncated || !response.complete) response.destroy()
   if (stream !== response) stream.destroy()
   const body = Buffer.concat(chunks)
   return { body: new Uint8Array(body.buffer, body.byteOffset, body.byteLength), truncated }
@@ -152,6 +190,7 @@ function flatHeaders(response: IncomingMessage): Record<string, string> {
 }
 
 export function createNodeHttpClient(options: NodeHttpOptions): HttpClient {
+  const poolOf = connectionPools()
   return {
     async check(url) {
       await pin(parseTargetUrl(url), options)
@@ -171,7 +210,8 @@ export function createNodeHttpClient(options: NodeHttpOptions): HttpClient {
           connectionError,
           async send(hop) {
             const target = await pin(hop.url, options)
-            const response = await sendPinned(hop.url, target, hop.method, hop.headers, hop.body, hop.signal)
+            const agent = poolOf(hop.url, target)
+            const response = await sendPinned(hop.url, target, hop.method, hop.headers, hop.body, hop.signal, agent)
             return {
               status: response.statusCode ?? 0,
               location: response.headers.location,

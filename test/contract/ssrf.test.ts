@@ -1,3 +1,5 @@
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ToolError } from '../../src/core/errors'
 import { createNodeHttpClient, type Resolver } from '../../src/net/node-http'
@@ -225,6 +227,72 @@ describe('SSRF protection', () => {
       .catch((error: unknown) => error)) as ToolError
     expect(failure.code).toBe('permission_denied')
     expect(lookups).toBe(1)
+  })
+})
+
+/** A server on one loopback address that counts connections and answers which address it is. */
+async function addressServer(host: string, port: number, options: { dropSecondRequest?: boolean } = {}) {
+  let connections = 0
+  const served = new WeakMap<object, number>()
+  const server = createServer((request, response) => {
+    const count = (served.get(request.socket) ?? 0) + 1
+    served.set(request.socket, count)
+    // A server that closed a kept-alive connection as the next request arrived on it.
+    if (options.dropSecondRequest && count === 2) {
+      request.socket.destroy()
+      return
+    }
+    request.resume()
+    request.on('end', () => response.end(host))
+  })
+  server.on('connection', () => connections++)
+  await new Promise<void>((resolve) => server.listen(port, host, resolve))
+  return {
+    port: (server.address() as AddressInfo).port,
+    get connections() {
+      return connections
+    },
+    stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  }
+}
+
+describe('kept-alive connections of the outbound client', () => {
+  it('reuse a connection only for the address just checked: a changed answer connects afresh', async () => {
+    const first = await addressServer('127.0.0.1', 0)
+    const second = await addressServer('127.0.0.2', first.port)
+    try {
+      let answer = '127.0.0.1'
+      const resolve: Resolver = async () => [{ address: answer, family: 4 }]
+      const client = createNodeHttpClient({ policy: { allowHosts: [`pool.example:${first.port}`] }, resolve })
+      const body = async () =>
+        new TextDecoder().decode((await client.request({ url: `http://pool.example:${first.port}/` })).body)
+      expect([await body(), await body(), await body()]).toEqual(['127.0.0.1', '127.0.0.1', '127.0.0.1'])
+      expect(first.connections).toBe(1)
+      answer = '127.0.0.2'
+      expect(await body()).toBe('127.0.0.2')
+      expect(second.connections).toBe(1)
+      answer = '127.0.0.1'
+      expect(await body()).toBe('127.0.0.1')
+      expect(first.connections).toBe(1)
+    } finally {
+      await first.stop()
+      await second.stop()
+    }
+  })
+
+  it('send a request again on a new connection when the server closed the reused one as it arrived', async () => {
+    const server = await addressServer('127.0.0.1', 0, { dropSecondRequest: true })
+    try {
+      const client = createNodeHttpClient({ policy: { allowHosts: [`127.0.0.1:${server.port}`] } })
+      const url = `http://127.0.0.1:${server.port}/`
+      const call = async () =>
+        new TextDecoder().decode((await client.request({ url, method: 'POST', body: '{}' })).body)
+      expect(await call()).toBe('127.0.0.1')
+      expect(await call()).toBe('127.0.0.1')
+      expect(server.connections).toBe(2)
+    } finally {
+      await server.stop()
+    }
   })
 })
 
