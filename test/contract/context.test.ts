@@ -3,13 +3,19 @@ import { startTestServer, type TestServer } from '../support/server'
 
 const key = 'context-full-key-0123456789'
 const readerKey = 'context-reader-key-0123456789'
+const fetcherKey = 'context-fetcher-key-0123456789'
 
 let server: TestServer
 
 beforeAll(async () => {
   server = await startTestServer(
     { TOOLPORT_API_KEYS: `acme=${key}`, TOOLPORT_MAX_FILE_BYTES: '2097152' },
-    { fileKeys: [{ tenant: 'acme', key: readerKey, tools: ['read_file', 'list_files'] }] },
+    {
+      fileKeys: [
+        { tenant: 'acme', key: readerKey, tools: ['read_file', 'list_files'] },
+        { tenant: 'acme', key: fetcherKey, tools: ['http_fetch', 'read_file'] },
+      ],
+    },
   )
   const root = 'tenants/acme/workspaces/proj'
   await server.storage.put(`${root}/README.md`, '# proj\n')
@@ -80,6 +86,16 @@ describe('GET /v1/context', () => {
     const text = (await context('?workspace=proj', readerKey)).text
     expect(text).not.toContain('execute_command')
     expect(text).toContain('Effects: read changes nothing; write changes workspace files.')
+  })
+
+  it('lists no file to a key that may not call list_files', async () => {
+    const body = JSON.parse((await context('?workspace=proj&format=json', fetcherKey)).text)
+    expect(body.files).toBeUndefined()
+    expect(body.workspace).toBe('proj')
+    const text = (await context('?workspace=proj', fetcherKey)).text
+    expect(text).not.toContain('README.md')
+    expect(text).not.toMatch(/^Files/m)
+    expect(text).toContain('http_fetch')
   })
 
   it('bounds the tree at 200 entries and says more exist', async () => {

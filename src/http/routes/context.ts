@@ -38,7 +38,8 @@ type ShellEgress = ReturnType<typeof describeEgress>
 
 interface ContextDocument {
   workspace: string
-  files: { entries: Array<Pick<WorkspaceEntry, 'path' | 'type' | 'size'>>; truncated: boolean }
+  /** With list_files: the workspace's first entries. A key that may not list files is not shown them. */
+  files?: { entries: Array<Pick<WorkspaceEntry, 'path' | 'type' | 'size'>>; truncated: boolean }
   limits: {
     max_file_bytes: number
     max_response_chars: number
@@ -75,17 +76,29 @@ export function registerContextRoute(app: OpenAPIHono<AppEnv>, deps: ContextDeps
       })
     }
     const principal = context.get('principal')
-    const workspace = createWorkspace(deps.storage, principal.tenant, workspaceId)
-    const { listing } = await workspace.list('', { recursive: true, limit: maxEntries })
     const allowed = (await deps.registry.catalog(principal)).tools
     const mayRun = allowed.some((tool) => tool.name === 'execute_command')
+    // The listing is what list_files would show: a key without it learns no file names here either.
+    const mayList = allowed.some((tool) => tool.name === 'list_files')
+    const listing = mayList
+      ? (
+          await createWorkspace(deps.storage, principal.tenant, workspaceId).list('', {
+            recursive: true,
+            limit: maxEntries,
+          })
+        ).listing
+      : undefined
     const shell = deps.services?.shell
     const document: ContextDocument = {
       workspace: workspaceId,
-      files: {
-        entries: listing.entries.map(({ path, type, size }) => ({ path, type, size })),
-        truncated: listing.truncated,
-      },
+      ...(listing
+        ? {
+            files: {
+              entries: listing.entries.map(({ path, type, size }) => ({ path, type, size })),
+              truncated: listing.truncated,
+            },
+          }
+        : {}),
       limits: {
         max_file_bytes: deps.limits.maxFileBytes,
         max_response_chars: deps.limits.maxResponseChars,
@@ -134,11 +147,8 @@ function shellTimeoutOf(registry: ToolRegistry): { default: number; max: number 
   return { default: timeout.default, max: timeout.maximum }
 }
 
-export function renderContext(document: ContextDocument): string {
-  const { files, limits } = document
-  const lines = [
-    `You can use toolport tools on the workspace "${document.workspace}". Paths are relative to its root, separated by "/".`,
-    '',
+function fileTree(files: NonNullable<ContextDocument['files']>): string[] {
+  return [
     files.entries.length === 0 ? 'Files: the workspace is empty.' : `Files (${files.entries.length} entries):`,
     ...files.entries.map((entry) => {
       const depth = entry.path.split('/').length - 1
@@ -146,7 +156,15 @@ export function renderContext(document: ContextDocument): string {
       return `${'  '.repeat(depth + 1)}${entry.type === 'dir' ? `${name}/` : `${name} (${formatBytes(entry.size)})`}`
     }),
     ...(files.truncated ? [`  … more entries exist; list_files shows the rest.`] : []),
+  ]
+}
+
+export function renderContext(document: ContextDocument): string {
+  const { files, limits } = document
+  const lines = [
+    `You can use toolport tools on the workspace "${document.workspace}". Paths are relative to its root, separated by "/".`,
     '',
+    ...(files ? [...fileTree(files), ''] : []),
     'Limits:',
     `- Files up to ${formatBytes(limits.max_file_bytes)} per read or write.`,
     `- Results up to ${limits.max_response_chars} characters; longer ones come back cut, with truncated: true and a hint.`,
