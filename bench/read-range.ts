@@ -29,6 +29,7 @@ try {
     signal: new AbortController().signal,
     emit: () => {},
     keyEgress: undefined,
+    principal: { tenant: 'bench', id: 'anonymous', tools: undefined },
   }
 
   async function baseline(): Promise<number> {

@@ -30,6 +30,7 @@ import { registerOpenApiRoute } from './http/routes/openapi'
 import { registerSourceManifestSchemaRoute } from './http/routes/source-schema'
 import { registerSourceRoutes } from './http/routes/sources'
 import { registerToolRoutes } from './http/routes/tools'
+import { jobAccess } from './jobs/access'
 import type { JobDispatch } from './jobs/runner'
 import type { HttpClient } from './net/http'
 import { compatFeed } from './registry/compat/feed'
@@ -150,7 +151,8 @@ export function buildApp(deps: AppDeps): BuiltApp {
   })
 
   // The job tools reach the jobs through the services, which exist before the caller that owns the runner.
-  services.jobs = caller.jobs
+  const jobs = jobAccess(caller.jobs)
+  services.jobs = jobs
   const app = new OpenAPIHono<AppEnv>({
     defaultHook: (result) => {
       if (!result.success) throw validationError(result.error, result.target === 'query' ? 'query parameter' : 'input')
@@ -185,7 +187,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
   }
 
   if (deps.metrics) registerMetricsRoute(app, deps.metrics, authenticator)
-  registerJobRoutes(app, caller.jobs)
+  registerJobRoutes(app, jobs)
   registerFileRoutes(app, storage, signer)
   registerToolRoutes(app, {
     caller,

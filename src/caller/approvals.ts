@@ -189,5 +189,6 @@ async function previewOf(tool: Tool, call: Call, deps: ApprovalGateDeps, title: 
     workspace,
     limits: deps.limits,
     keyEgress: call.principal.egress,
+    principal: call.principal,
   })
 }

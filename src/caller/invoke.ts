@@ -78,6 +78,7 @@ export async function invokeTool(invocation: Invocation): Promise<unknown> {
     emit: invocation.emit ?? (() => {}),
     ...(invocation.origin ? { origin: invocation.origin } : {}),
     keyEgress: principal.egress,
+    principal,
     ...(invocation.inlineImages ? { inlineImages: true } : {}),
   }
   const withSignal = (controller: AbortController) => Object.assign(new LazySignal(controller), base) as ToolContext

@@ -1,18 +1,12 @@
 import type { BrowserSessions } from '../browser/session/types'
 import type { BrowserService } from '../browser/types'
 import type { FileLinks } from '../downloads/links'
-import type { JobRecord } from '../jobs/types'
+import type { JobAccess } from '../jobs/access'
 import type { HttpClient } from '../net/http'
 import type { SearchProvider } from '../net/search/search'
 import type { ShellService } from '../sandbox/shell-service'
 import type { TenantQuota } from '../workspace/quota'
 import type { Offload } from './offload'
-
-/** Jobs of the caller's tenant, for the job tools: the same runner REST's /v1/jobs uses. */
-export interface JobAccess {
-  get(tenant: string, id: string): Promise<JobRecord | undefined>
-  cancel(tenant: string, id: string): Promise<JobRecord | undefined>
-}
 
 /** Facts about the machine for system_info; supplied by the runtime (Node, Lambda, Workers). */
 export interface SystemInfo {
@@ -48,7 +42,7 @@ export interface ToolServices {
   browserSessions?: BrowserSessions | undefined
   /** Download links for generated files (signed tokens, or presigned S3 URLs). */
   links: FileLinks | undefined
-  /** The app's jobs (get_job, cancel_job); set by the app once its caller exists. */
+  /** The app's jobs as a key may see them (get_job, cancel_job); set by the app once its caller exists. */
   jobs?: JobAccess | undefined
   /** TOOLPORT_TENANT_QUOTA_BYTES with its usage cache; owned by the app (createApp), unset: unlimited. */
   quota?: TenantQuota | undefined

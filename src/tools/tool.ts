@@ -2,6 +2,7 @@ import type { z } from 'zod'
 import type { Effect } from '../core/effects'
 import type { EgressPolicy } from '../core/egress'
 import type { Logger } from '../core/logger'
+import type { JobViewer } from '../jobs/access'
 import type { Workspace } from '../workspace/workspace'
 import type { ToolServices } from './services'
 
@@ -28,6 +29,8 @@ export interface ToolContext extends ToolServices {
   origin?: string
   /** The caller's key's egress policy (keys file `egress`), within the server's; undefined: none of its own. */
   keyEgress: EgressPolicy | undefined
+  /** The key that calls: whose jobs it may see (get_job, cancel_job). */
+  principal: JobViewer
   /**
    * The transport shows images to the model (MCP): a tool may add `image: { mime_type, data }` (base64)
    * to its output, which the transport turns into an image content block. REST and SSE leave it unset.
@@ -116,6 +119,7 @@ export interface DryRunContext extends Partial<ToolServices> {
   workspace: Workspace
   limits: ToolLimits
   keyEgress: EgressPolicy | undefined
+  principal: JobViewer
 }
 
 /** A tool's stable id: `builtin:{name}` unless its source gave it one. */

@@ -12,6 +12,8 @@ import { startTestServer, type TestServer } from '../support/server'
 
 const keyA = 'tenant-a-key-0123456789'
 const keyB = 'tenant-b-key-0123456789'
+// Of tenant a, limited to two tools.
+const scopedKey = 'tenant-a-scoped-key-0123456789'
 const secret = 'webhook-signing-secret-0123456789abcdef'
 
 async function poll(statusUrl: string, key?: string, until = ['succeeded', 'failed', 'cancelled']) {
@@ -54,7 +56,7 @@ describe('asynchronous jobs', () => {
         TOOLPORT_CALLBACK_BACKOFF_MS: '100',
         TOOLPORT_SYNC_TIMEOUT_SECONDS: '1',
       },
-      { shell: true },
+      { shell: true, fileKeys: [{ tenant: 'a', key: scopedKey, tools: ['list_files', 'read_file'] }] },
     )
   })
   afterAll(async () => {
@@ -137,6 +139,27 @@ describe('asynchronous jobs', () => {
     expect(
       (await fetch(`${server.url}/v1/jobs/not-a-job`, { headers: { authorization: `Bearer ${keyA}` } })).status,
     ).toBe(404)
+  })
+
+  it("shows a key limited to some tools only its own jobs, never another key's result", async () => {
+    await server.call('write_file', { path: 'private.txt', content: 'for the full key only' }, { key: keyA })
+    const other = await (await submit(server, 'read_file', { path: 'private.txt' }, { key: keyA })).json()
+    expect((await poll(other.status_url, keyA)).result.content).toBe('for the full key only')
+    const asScoped = { authorization: `Bearer ${scopedKey}` }
+    const polled = await fetch(other.status_url, { headers: asScoped })
+    expect(polled.status).toBe(404)
+    expect(JSON.stringify(await polled.json())).not.toContain('for the full key only')
+    expect((await fetch(other.status_url, { method: 'DELETE', headers: asScoped })).status).toBe(404)
+    for (const tool of ['get_job', 'cancel_job']) {
+      const answer = await server.call(tool, { job_id: other.job_id }, { key: scopedKey })
+      expect(answer.status).toBe(404)
+      expect(JSON.stringify(answer.body)).not.toContain('for the full key only')
+    }
+    // Its own job it sees, and so does a key of the tenant without a scope.
+    const own = await (await submit(server, 'list_files', {}, { key: scopedKey })).json()
+    expect((await poll(own.status_url, scopedKey)).status).toBe('succeeded')
+    expect((await server.call('get_job', { job_id: own.job_id }, { key: scopedKey })).status).toBe(200)
+    expect((await fetch(own.status_url, { headers: { authorization: `Bearer ${keyA}` } })).status).toBe(200)
   })
 
   it('POSTs the finished job to callback_url with a valid signature, retrying after a failure', async () => {

@@ -8,6 +8,7 @@ import {
 import type { Context } from 'hono'
 import type { Caller } from '../../caller/caller'
 import type { Logger } from '../../core/logger'
+import { jobAccess } from '../../jobs/access'
 import { type McpTool, toMcpTool } from '../../platforms/mcp'
 import type { ToolRegistry } from '../../registry/registry'
 import type { Tool } from '../../tools/tool'
@@ -64,7 +65,7 @@ export async function answerMcp(
     {
       // Only what is delivered: no tools/list_changed (a stateless server has no channel for it).
       capabilities: { tools: { listChanged: false }, tasks: { cancel: {}, requests: { tools: { call: {} } } } },
-      taskStore: jobTaskStore(deps.caller.jobs, principal.tenant, version),
+      taskStore: jobTaskStore(jobAccess(deps.caller.jobs), principal, version),
       defaultTaskPollInterval: taskPollMs,
     },
   )

@@ -1,6 +1,6 @@
 import type { TaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js'
 import type { CallToolResult, Task } from '@modelcontextprotocol/sdk/types.js'
-import type { JobRunner } from '../../jobs/runner'
+import type { JobAccess, JobViewer } from '../../jobs/access'
 import type { JobRecord } from '../../jobs/types'
 import { resultOf } from './content'
 
@@ -9,11 +9,11 @@ export const taskPollMs = 2_000
 
 /**
  * MCP tasks (protocol 2025-11-25) kept as toolport jobs: a tools/call with `task` is submitted as a job
- * (caller.ts), and tasks/get, tasks/result, tasks/cancel and tasks/list read the tenant's jobs, so a
+ * (caller.ts), and tasks/get, tasks/result, tasks/cancel and tasks/list read the jobs the key may see, so a
  * task outlives the request, the instance and a restart, exactly like a job of the REST API.
  */
-export function jobTaskStore(jobs: JobRunner, tenant: string, version: string): TaskStore {
-  const load = async (taskId: string) => (await jobs.get(tenant, taskId)) ?? null
+export function jobTaskStore(jobs: JobAccess, viewer: JobViewer, version: string): TaskStore {
+  const load = async (taskId: string) => (await jobs.get(viewer, taskId)) ?? null
   return {
     // Tasks are made by the call handler as jobs; the SDK only asks for this from its own task helpers.
     async createTask() {
@@ -32,7 +32,7 @@ export function jobTaskStore(jobs: JobRunner, tenant: string, version: string): 
       return taskResultOf(job, version)
     },
     async updateTaskStatus(taskId, status) {
-      if (status === 'cancelled') await jobs.cancel(tenant, taskId)
+      if (status === 'cancelled') await jobs.cancel(viewer, taskId)
     },
     async listTasks() {
       return { tasks: [] }

@@ -1,6 +1,6 @@
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi'
 import { ToolError } from '../../core/errors'
-import type { JobRunner } from '../../jobs/runner'
+import type { JobAccess } from '../../jobs/access'
 import { publicJob } from '../../jobs/types'
 import { JobView, jobIdPattern } from '../../jobs/view'
 import type { AppEnv } from '../env'
@@ -68,16 +68,16 @@ export const cancelJob = createRoute({
   },
 })
 /** GET /v1/jobs/{id} (get_job, for polling) and DELETE /v1/jobs/{id} (cancel_job). */
-export function registerJobRoutes(app: OpenAPIHono<AppEnv>, jobs: JobRunner): void {
+export function registerJobRoutes(app: OpenAPIHono<AppEnv>, jobs: JobAccess): void {
   app.openapi(getJob, async (context) => {
     const { id } = context.req.valid('param')
-    const job = await jobs.get(context.get('principal').tenant, id)
+    const job = await jobs.get(context.get('principal'), id)
     if (!job) throw notFound(id)
     return context.json(publicJob(job, jobStatusUrl(context.get('linkOrigin'), job.id)) as never, 200)
   })
   app.openapi(cancelJob, async (context) => {
     const { id } = context.req.valid('param')
-    const job = await jobs.cancel(context.get('principal').tenant, id)
+    const job = await jobs.cancel(context.get('principal'), id)
     if (!job) throw notFound(id)
     return context.json(publicJob(job, jobStatusUrl(context.get('linkOrigin'), job.id)) as never, 200)
   })

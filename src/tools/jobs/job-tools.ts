@@ -21,7 +21,7 @@ function jobsOf(context: Pick<ToolContext, 'jobs'>) {
 
 function notFound(id: string): ToolError {
   return new ToolError('not_found', `No job ${id} for this key.`, {
-    hint: 'Jobs expire after a while and are visible only to the tenant that started them.',
+    hint: 'Jobs expire after a while; a key limited to some tools sees only the jobs it started, other keys every job of their tenant.',
     details: { field: 'job_id' },
   })
 }
@@ -60,12 +60,11 @@ export const getJob = defineTool({
   deadlineMs: (input) => (input.wait_seconds + 30) * 1000,
   async run(input, context) {
     const jobs = jobsOf(context)
-    const tenant = context.workspace.tenant
     const until = Date.now() + input.wait_seconds * 1000
-    let job = await jobs.get(tenant, input.job_id)
+    let job = await jobs.get(context.principal, input.job_id)
     while (job && !isFinished(job.status) && Date.now() < until && !context.signal.aborted) {
       await new Promise((resolve) => setTimeout(resolve, Math.min(pollMs, Math.max(0, until - Date.now()))))
-      job = await jobs.get(tenant, input.job_id)
+      job = await jobs.get(context.principal, input.job_id)
     }
     if (!job) throw notFound(input.job_id)
     return view(job, context)
@@ -87,7 +86,7 @@ export const cancelJob = defineTool({
   output: JobView,
   // What cancelling would do, cancelling nothing: a finished job stays as it is (nothing to approve).
   async dryRun(input, context) {
-    const job = await jobsOf(context).get(context.workspace.tenant, input.job_id)
+    const job = await jobsOf(context).get(context.principal, input.job_id)
     if (!job) throw notFound(input.job_id)
     return { job_id: job.id, tool: job.tool, status: job.status, cancels: !isFinished(job.status) }
   },
@@ -99,7 +98,7 @@ export const cancelJob = defineTool({
   }),
   changesNothing: (preview) => (preview as { cancels?: boolean } | null)?.cancels === false,
   async run(input, context) {
-    const job = await jobsOf(context).cancel(context.workspace.tenant, input.job_id)
+    const job = await jobsOf(context).cancel(context.principal, input.job_id)
     if (!job) throw notFound(input.job_id)
     return view(job, context)
   },
