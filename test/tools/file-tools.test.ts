@@ -170,6 +170,88 @@ describe.each(['fs', 's3'] as const)('file tools on %s storage', (driver) => {
       expect((await read('r.txt')).body.content).toBe('$& $1 beta gamma beta')
     })
 
+    it('counts overlapping matches: "aa" in "aaa" is ambiguous, and nothing is written', async () => {
+      await write('overlap.txt', 'aaa')
+      const overlapping = await server.call(
+        'write_file',
+        { path: 'overlap.txt', mode: 'replace', old_text: 'aa', new_text: 'X' },
+        { workspace: 'files' },
+      )
+      expect(overlapping.status).toBe(409)
+      expect(overlapping.body).toMatchObject({ code: 'conflict', matches: 2, field: 'old_text' })
+      // The same for a search text long enough to take the long-search path.
+      const long = 'ab'.repeat(200)
+      await write('overlap-long.txt', `${long}ab`)
+      const longOverlap = await server.call(
+        'write_file',
+        { path: 'overlap-long.txt', mode: 'replace', old_text: long, new_text: 'X' },
+        { workspace: 'files' },
+      )
+      expect(longOverlap.status).toBe(409)
+      expect((await read('overlap.txt')).body.content).toBe('aaa')
+      expect((await read('overlap-long.txt')).body.content).toBe(`${long}ab`)
+    })
+
+    it('refuses a field of another mode instead of ignoring it, and writes nothing', async () => {
+      await write('modes.txt', 'hello world\n')
+      const attempts = [
+        { body: { content: 'new\n', old_text: 'hello', new_text: 'bye' }, field: 'old_text' },
+        { body: { mode: 'replace', old_text: 'hello', new_text: 'bye', content: 'new\n' }, field: 'content' },
+        {
+          body: {
+            mode: 'replace',
+            old_text: 'hello',
+            new_text: 'bye',
+            patches: [{ start_line: 1, end_line: 1, content: 'x' }],
+          },
+          field: 'patches',
+        },
+        {
+          body: { mode: 'patch', patches: [{ start_line: 1, end_line: 1, content: 'x' }], content: 'new' },
+          field: 'content',
+        },
+      ]
+      for (const attempt of attempts) {
+        const answer = await server.call('write_file', { path: 'modes.txt', ...attempt.body }, { workspace: 'files' })
+        expect(answer.status, JSON.stringify(answer.body)).toBe(400)
+        expect(answer.body.field).toBe(attempt.field)
+        expect(answer.body.detail).toMatch(/belongs to mode/)
+      }
+      expect((await read('modes.txt')).body.content).toBe('hello world\n')
+    })
+
+    it('refuses to edit a file that is not UTF-8 throughout, leaving its bytes as they are', async () => {
+      const root = 'tenants/default/workspaces/files'
+      const latin1 = new Uint8Array([0x63, 0x61, 0x66, 0xe9, 0x0a, 0x6c, 0x69, 0x6e, 0x65, 0x32, 0x0a]) // "café\nline2\n" in Latin-1
+      await server.storage.put(`${root}/latin1.txt`, latin1)
+      const calls: Array<[string, Record<string, unknown>]> = [
+        ['apply_edit', { old_text: 'line2', new_text: 'LINE2' }],
+        ['multi_edit', { edits: [{ old_text: 'line2', new_text: 'LINE2' }] }],
+        ['write_file', { mode: 'replace', old_text: 'line2', new_text: 'LINE2' }],
+        ['write_file', { mode: 'patch', patches: [{ start_line: 2, end_line: 2, content: 'LINE2\n' }] }],
+      ]
+      for (const [tool, input] of calls) {
+        for (const query of ['', '&dry_run=true']) {
+          const response = await fetch(`${server.url}/v1/tools/${tool}?workspace=files${query}`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ path: 'latin1.txt', ...input }),
+          })
+          const answer = await response.json()
+          expect(response.status, `${tool}${query} ${JSON.stringify(answer)}`).toBe(400)
+          expect(answer).toMatchObject({ code: 'validation', field: 'path' })
+          expect(answer.detail).toMatch(/not UTF-8/)
+        }
+      }
+      const stored = await server.storage.get(`${root}/latin1.txt`)
+      expect(Buffer.from(stored?.body ?? []).equals(Buffer.from(latin1))).toBe(true)
+      // Overwriting it whole is still possible, and so is reading it.
+      expect((await read('latin1.txt')).status).toBe(200)
+      expect(
+        (await server.call('write_file', { path: 'latin1.txt', content: 'café\n' }, { workspace: 'files' })).status,
+      ).toBe(200)
+    })
+
     it('requires the fields of each mode', async () => {
       const noOld = await server.call(
         'write_file',

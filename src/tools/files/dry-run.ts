@@ -1,7 +1,7 @@
 import { z } from 'zod'
 import type { Workspace } from '../../workspace/workspace'
 import type { DryRunContext } from '../tool'
-import { decodeText, encodeText } from './text'
+import { decodeEditableText, decodeText, encodeText } from './text'
 import { multiEditText, replaceFirstText, textAfterWrite } from './transforms'
 
 // What a file tool would do, computed with the tool's own text transformation and checked as its
@@ -25,9 +25,10 @@ async function unifiedDiff(path: string, before: string, after: string, created:
   return (await import('./preview-diff')).unifiedDiff(path, before, after, created)
 }
 
-async function readText(workspace: Workspace, path: string, maxBytes: number) {
+/** The file's text as its edit reads it: UTF-8 throughout (decodeEditableText), as the tool itself refuses anything else. */
+async function readText(workspace: Workspace, path: string, maxBytes: number, decode = decodeEditableText) {
   const file = await workspace.readFile(path, maxBytes)
-  return { path: file.path, text: decodeText(file.bytes, file.path) }
+  return { path: file.path, text: decode(file.bytes, file.path) }
 }
 
 async function checkedDiff(context: DryRunContext, path: string, before: string, after: string, created = false) {
@@ -52,7 +53,8 @@ export const writeFileDryRun = async (input: WriteInput, context: DryRunContext)
   if (input.mode === 'write') {
     const content = input.content ?? ''
     const { path, exists } = await workspace.checkWrite(input.path, encodeText(content).byteLength, limits.maxFileBytes)
-    const before = exists ? (await readText(workspace, path, limits.maxFileBytes)).text : ''
+    // A whole new content replaces the file, whatever its bytes: the diff shows them as read.
+    const before = exists ? (await readText(workspace, path, limits.maxFileBytes, decodeText)).text : ''
     return unifiedDiff(path, before, content, !exists)
   }
   const file = await readText(workspace, input.path, limits.maxFileBytes)

@@ -3,7 +3,7 @@ import { defineTool, type ToolContext } from '../tool'
 import { DiffPreview, diffChangesNothing, multiEditDryRun, replaceFirstDryRun } from './dry-run'
 import { writeAfterEdit } from './editing'
 import { EditOutput, WorkspacePath } from './schemas'
-import { decodeText } from './text'
+import { decodeEditableText } from './text'
 import { multiEditText, replaceFirstText } from './transforms'
 
 const OldText = z.string().min(1).describe('Exact text to find, including whitespace and line endings.')
@@ -16,7 +16,7 @@ const SingleEditOutput = EditOutput.extend({
 
 async function replaceFirst(input: z.output<typeof SingleEditInput>, { workspace, limits }: ToolContext) {
   const file = await workspace.readFile(input.path, limits.maxFileBytes)
-  const edited = replaceFirstText(decodeText(file.bytes, file.path), file.path, input)
+  const edited = replaceFirstText(decodeEditableText(file.bytes, file.path), file.path, input)
   const written = await writeAfterEdit(workspace, file, edited.text, limits.maxFileBytes)
   return { path: written.path, bytes_written: written.bytes, line: edited.line }
 }
@@ -73,7 +73,7 @@ export const multiEdit = defineTool({
   output: EditOutput.extend({ edits_applied: z.number().int() }),
   async run(input, { workspace, limits }) {
     const file = await workspace.readFile(input.path, limits.maxFileBytes)
-    const text = await multiEditText(decodeText(file.bytes, file.path), file.path, input.edits)
+    const text = await multiEditText(decodeEditableText(file.bytes, file.path), file.path, input.edits)
     const written = await writeAfterEdit(workspace, file, text, limits.maxFileBytes)
     return { path: written.path, bytes_written: written.bytes, edits_applied: input.edits.length }
   },

@@ -4,16 +4,35 @@ import { ToolError } from '../../core/errors'
 
 const binarySniffBytes = 8000
 
+/** A file's text for reading: bytes that are not UTF-8 read as U+FFFD. */
 export function decodeText(bytes: Uint8Array, path: string): string {
-  const sniff = bytes.subarray(0, binarySniffBytes)
-  if (sniff.includes(0)) {
-    throw new ToolError('validation', `${path} is a binary file, not text.`, {
-      hint: 'read_file and the edit tools work on text files only; choose a text file.',
+  refuseBinary(bytes, path)
+  // ignoreBOM keeps a byte-order mark in the text, so an edit writes it back unchanged.
+  return new TextDecoder('utf-8', { ignoreBOM: true }).decode(bytes)
+}
+
+/**
+ * A file's text for an edit, which writes the whole text back: it must be UTF-8 throughout, since a
+ * lossy decoding would write every other byte that is not (a Latin-1 é, say) back as U+FFFD.
+ */
+export function decodeEditableText(bytes: Uint8Array, path: string): string {
+  refuseBinary(bytes, path)
+  try {
+    return new TextDecoder('utf-8', { ignoreBOM: true, fatal: true }).decode(bytes)
+  } catch {
+    throw new ToolError('validation', `${path} is not UTF-8 text: an edit would replace its other bytes.`, {
+      hint: 'Convert the file to UTF-8 first (execute_command with iconv), or write it anew with write_file.',
       details: { field: 'path' },
     })
   }
-  // ignoreBOM keeps a byte-order mark in the text, so an edit writes it back unchanged.
-  return new TextDecoder('utf-8', { ignoreBOM: true }).decode(bytes)
+}
+
+function refuseBinary(bytes: Uint8Array, path: string): void {
+  if (!bytes.subarray(0, binarySniffBytes).includes(0)) return
+  throw new ToolError('validation', `${path} is a binary file, not text.`, {
+    hint: 'read_file and the edit tools work on text files only; choose a text file.',
+    details: { field: 'path' },
+  })
 }
 
 export function encodeText(text: string): Uint8Array {

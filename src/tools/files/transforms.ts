@@ -57,20 +57,23 @@ export function textAfterWrite(
 ): string {
   if (input.mode === 'replace') {
     const oldText = input.old_text as string
-    const matches = countOccurrences(text, oldText)
-    if (matches === 0) {
+    const first = findText(text, oldText)
+    if (first === -1) {
       throw new ToolError('not_found', `old_text was not found in ${path}.`, {
         hint: 'Copy old_text exactly from the current file (read_file), including whitespace and line endings.',
         details: { field: 'old_text' },
       })
     }
-    if (matches > 1) {
+    // Unique means no second match starting anywhere after the first, overlapping ones included:
+    // "aa" in "aaa" matches twice, and which one to replace would be a guess.
+    if (findText(text, oldText, first + 1) !== -1) {
+      const matches = Math.max(2, countOccurrences(text, oldText))
       throw new ToolError('conflict', `old_text occurs ${matches} times in ${path}; replace needs a unique match.`, {
         hint: 'Include more surrounding lines in old_text so that it matches exactly once.',
         details: { field: 'old_text', matches },
       })
     }
-    return spliceText(text, findText(text, oldText), oldText.length, input.new_text as string)
+    return spliceText(text, first, oldText.length, input.new_text as string)
   }
   return applyLinePatches(text, input.patches ?? [])
 }

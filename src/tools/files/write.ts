@@ -3,7 +3,7 @@ import { defineTool } from '../tool'
 import { DiffPreview, diffChangesNothing, writeFileDryRun } from './dry-run'
 import { writeAfterEdit } from './editing'
 import { EditOutput, LineNumber, WorkspacePath } from './schemas'
-import { decodeText, encodeText } from './text'
+import { decodeEditableText, encodeText } from './text'
 import { textAfterWrite } from './transforms'
 
 const Patch = z.strictObject({
@@ -44,6 +44,19 @@ export const writeFile = defineTool({
           })
         }
       }
+      // A field of another mode is refused, not ignored: content sent with old_text (a replace meant,
+      // mode forgotten) would otherwise overwrite the whole file with the content.
+      for (const [mode, fields] of Object.entries(requiredByMode)) {
+        if (mode === input.mode) continue
+        for (const field of fields) {
+          if (input[field] === undefined || (requiredByMode[input.mode] as readonly string[]).includes(field)) continue
+          context.addIssue({
+            code: 'custom',
+            path: [field],
+            message: `${field} belongs to mode "${mode}", and mode is "${input.mode}"; send mode "${mode}" or leave ${field} out`,
+          })
+        }
+      }
     }),
   output: EditOutput.extend({
     mode: z.enum(['write', 'replace', 'patch']),
@@ -57,7 +70,7 @@ export const writeFile = defineTool({
       return { path: written.path, bytes_written: bytes.byteLength, mode: input.mode, created: !existed }
     }
     const file = await workspace.readFile(input.path, limits.maxFileBytes)
-    const updated = textAfterWrite(decodeText(file.bytes, file.path), file.path, input)
+    const updated = textAfterWrite(decodeEditableText(file.bytes, file.path), file.path, input)
     const written = await writeAfterEdit(workspace, file, updated, limits.maxFileBytes)
     return { path: written.path, bytes_written: written.bytes, mode: input.mode, created: false }
   },
