@@ -1,7 +1,8 @@
 import { PassThrough } from 'node:stream'
 import ExcelJS from 'exceljs'
-import type { SheetData } from './content'
+import type { Cell, SheetData } from './content'
 import { mixColors, type Theme } from './theme'
+import { xmlRow, xmlText } from './xml-text'
 
 /**
  * Excel (.xlsx) with exceljs's streaming WorkbookWriter: rows are committed as they are written, so a
@@ -130,7 +131,15 @@ function columnWidths(sheet: SheetData, columns: number, minTotal: number): numb
  */
 const noRowStyle: Partial<ExcelJS.Style> = {}
 
-export async function renderExcel(title: string, sheets: SheetData[], theme: Theme): Promise<Uint8Array> {
+export async function renderExcel(rawTitle: string, rawSheets: SheetData[], theme: Theme): Promise<Uint8Array> {
+  // All user text enters here (title, sheet names, headers, and the cells row by row as they are
+  // written): nothing XML 1.0 cannot hold may reach exceljs. A clean row is written as it is.
+  const title = xmlText(rawTitle)
+  const sheets = rawSheets.map((sheet) => ({
+    ...sheet,
+    name: xmlText(sheet.name),
+    ...(sheet.headers ? { headers: xmlRow(sheet.headers) as Cell[] } : {}),
+  }))
   const chunks: Uint8Array[] = []
   const sink = new PassThrough()
   sink.on('data', (chunk: Uint8Array) => chunks.push(chunk))
@@ -181,7 +190,7 @@ export async function renderExcel(title: string, sheets: SheetData[], theme: The
     }
     for (const [rowIndex, values] of sheet.rows.entries()) {
       // exceljs reads the values into cells and keeps no reference to the array, so no copy is needed.
-      const row = worksheet.addRow(values as ExcelJS.CellValue[])
+      const row = worksheet.addRow(xmlRow(values) as ExcelJS.CellValue[])
       // Row.style exists (exceljs doc/row.js, read on commit) but is missing from the typings.
       Object.assign(row, { style: noRowStyle })
       const look = sheet.headingRows?.has(rowIndex) ? style.heading : rowIndex % 2 === 0 ? style.even : style.odd

@@ -14,6 +14,7 @@ import {
   titleBand,
 } from './slide-parts'
 import type { Theme } from './theme'
+import { xmlSafe, xmlText } from './xml-text'
 
 /** PowerPoint (.pptx) with pptxgenjs, 16:9. Measures are inches; the theme's points are divided by 72. */
 
@@ -95,7 +96,10 @@ function titleSlide(pptx: PptxGenJS, theme: Theme, title: string, subtitle: stri
   })
 }
 
-export async function renderPowerPoint(title: string, sections: DocSection[], theme: Theme): Promise<Uint8Array> {
+export async function renderPowerPoint(rawTitle: string, rawSections: DocSection[], theme: Theme): Promise<Uint8Array> {
+  // All user text enters here: nothing XML 1.0 cannot hold may reach pptxgenjs.
+  const title = xmlText(rawTitle)
+  const sections = xmlSafe(rawSections)
   const pptx = new PptxGenJS()
   pptx.layout = 'LAYOUT_16x9'
   pptx.title = title

@@ -13,9 +13,13 @@ import {
 import type { Block } from '../markdown'
 import type { Theme } from './theme'
 import { blockToWord, halfPoints, titleBlock, twips } from './word-blocks'
+import { xmlSafe, xmlText } from './xml-text'
 
 /** Word (.docx) with docx: every customization lands in styles, section properties or the blocks. */
-export async function renderWord(title: string, blocks: Block[], theme: Theme): Promise<Uint8Array> {
+export async function renderWord(rawTitle: string, rawBlocks: Block[], theme: Theme): Promise<Uint8Array> {
+  // All user text enters here: nothing XML 1.0 cannot hold may reach docx.
+  const title = xmlText(rawTitle)
+  const blocks = xmlSafe(rawBlocks)
   const listIndex = { next: 1 }
   const body = blocks.flatMap((block) => blockToWord(block, theme, listIndex))
   const page = {
