@@ -57,11 +57,11 @@ export function validationError(error: ZodError, subject: string, schema?: JsonS
   const unknown = error.issues.find((issue) => issue.code === 'unrecognized_keys')
   if (unknown && unknown.code === 'unrecognized_keys') return unknownFieldError(unknown.path, unknown.keys, schema)
   const issues = error.issues.slice(0, 5).map((issue) => {
-    const field = issue.path.map(String).join('.')
-    return field ? `${field}: ${issue.message}` : issue.message
+    const field = echoed(issue.path.map(String).join('.'))
+    return field ? `${field}: ${echoed(issue.message)}` : echoed(issue.message)
   })
   const first = error.issues[0]
-  const field = first?.path.map(String).join('.') || undefined
+  const field = echoed(first?.path.map(String).join('.') ?? '') || undefined
   // A check that knows better (a path rule, say) passes its own hint along with the issue.
   const specific = first?.code === 'custom' ? (first.params as { hint?: unknown } | undefined)?.hint : undefined
   return new ToolError('validation', `Invalid ${subject}: ${issues.join('; ')}`, {
@@ -75,13 +75,22 @@ export function validationError(error: ZodError, subject: string, schema?: JsonS
   })
 }
 
+// A problem names what the client sent, but never echoes megabytes of it: a 5 MB field name, or
+// 500,000 unknown ones, is named by its first characters and the first few.
+const echoedNameChars = 100
+const echoedNames = 5
+const echoed = (name: string) => (name.length > echoedNameChars ? `${name.slice(0, echoedNameChars)}…` : name)
+
 function unknownFieldError(path: readonly PropertyKey[], keys: readonly string[], schema?: JsonSchema): ToolError {
-  const parent = path.map(String).join('.')
-  const key = keys[0] ?? ''
+  const parent = echoed(path.map(String).join('.'))
+  const key = echoed(keys[0] ?? '')
   const field = parent ? `${parent}.${key}` : key
   const known = schema ? propertyNamesAt(schema, path) : undefined
   const guess = known ? closestName(key, known) : undefined
-  const names = keys.map((name) => JSON.stringify(parent ? `${parent}.${name}` : name)).join(', ')
+  const shown = keys
+    .slice(0, echoedNames)
+    .map((name) => JSON.stringify(parent ? `${parent}.${echoed(name)}` : echoed(name)))
+  const names = `${shown.join(', ')}${keys.length > echoedNames ? ` and ${keys.length - echoedNames} more` : ''}`
   const where = parent ? `"${parent}" takes` : 'The fields are'
   const listed = known ? ` ${where}: ${known.join(', ')}.` : ''
   return new ToolError(

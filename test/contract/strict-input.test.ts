@@ -100,3 +100,73 @@ describe('unknown input fields', () => {
     expect(loose).toEqual(['excel_analyze.openaiFileIdRefs'])
   })
 })
+
+describe('unknown and repeated query parameters', () => {
+  const post = (query: string, body: unknown) =>
+    fetch(`${server.url}/v1/tools/write_file${query}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    })
+
+  it('a mistyped ?dryrun=true is refused with its likely meaning, and nothing is written', async () => {
+    const response = await post('?dryrun=true', { path: 'typo.txt', content: 'x' })
+    expect(response.status).toBe(400)
+    expect(response.headers.get('content-type')).toContain('application/problem+json')
+    expect(await response.json()).toMatchObject({ code: 'validation', field: 'dryrun', did_you_mean: 'dry_run' })
+    const workspaces = await post('?workspaces=other', { path: 'typo.txt', content: 'x' })
+    expect(await workspaces.json()).toMatchObject({ field: 'workspaces', did_you_mean: 'workspace' })
+    expect(await listed()).not.toContain('typo.txt')
+  })
+
+  it('a parameter given twice is refused rather than one of its values taken', async () => {
+    for (const query of ['?workspace=a&workspace=b', '?dry_run=true&dry_run=false']) {
+      const response = await post(query, { path: 'twice.txt', content: 'x' })
+      expect(response.status).toBe(400)
+      expect((await response.json()).detail).toMatch(/more than once/)
+    }
+    expect(await listed()).not.toContain('twice.txt')
+  })
+
+  it('the catalog, the context, the OpenAPI document, jobs and MCP refuse what they do not take', async () => {
+    for (const path of [
+      '/v1/tools?fromat=openai',
+      '/v1/context?formt=json',
+      '/openapi.json?tool=read_file',
+      '/v1/jobs/00000000-0000-4000-8000-000000000000?wait=1',
+    ]) {
+      const response = await fetch(`${server.url}${path}`)
+      expect(response.status, path).toBe(400)
+      expect((await response.json()).code, path).toBe('validation')
+    }
+    const mcp = await fetch(`${server.url}/mcp?workspaces=x`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+    })
+    expect(mcp.status).toBe(400)
+    // What they do take still works.
+    expect((await fetch(`${server.url}/v1/tools?format=openai`)).status).toBe(200)
+    expect((await fetch(`${server.url}/v1/context?format=json&workspace=default`)).status).toBe(200)
+  })
+
+  it('a problem never echoes megabytes of what was sent: a huge field name, or thousands of them', async () => {
+    const huge = await server.call('read_file', { path: 'a', ['x'.repeat(5_000_000)]: 1 })
+    expect(huge.status).toBe(400)
+    expect(JSON.stringify(huge.body).length).toBeLessThan(2_000)
+    const many = await server.call(
+      'read_file',
+      Object.fromEntries([['path', 'a'], ...Array.from({ length: 50_000 }, (_, index) => [`k${index}`, 1])]),
+    )
+    expect(many.status).toBe(400)
+    expect(JSON.stringify(many.body).length).toBeLessThan(2_000)
+    expect(many.body.detail).toMatch(/and 49995 more/)
+    const query = await fetch(`${server.url}/v1/tools/read_file?${'q'.repeat(4000)}=1`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"path":"a"}',
+    })
+    expect(query.status).toBe(400)
+    expect((await query.text()).length).toBeLessThan(2_000)
+  })
+})

@@ -3,6 +3,7 @@ import type { Caller } from '../../caller/caller'
 import { recordIdPattern } from '../../storage/json-records'
 import type { AppEnv } from '../env'
 import { Problem } from '../problem'
+import { assertKnownQuery } from '../query'
 
 const problemContent = { 'application/problem+json': { schema: Problem } }
 const ApprovalId = z
@@ -125,6 +126,7 @@ export const showApproval = createRoute({
  */
 export function registerApprovalRoutes(app: OpenAPIHono<AppEnv>, caller: Caller): void {
   app.openapi(listApprovals, async (context) => {
+    assertKnownQuery(context.req.url, ['limit', 'cursor'])
     const { limit, cursor } = context.req.valid('query')
     const page = await caller.approvals.list(context.get('principal'), {
       limit,

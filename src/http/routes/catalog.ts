@@ -3,10 +3,12 @@ import { ToolError } from '../../core/errors'
 import { catalogFormats, formatCatalog, isCatalogFormat } from '../../platforms/formats'
 import type { ToolRegistry } from '../../registry/registry'
 import type { AppEnv } from '../env'
+import { assertKnownQuery } from '../query'
 
 /** GET /v1/tools: the part of the catalog the calling key may use, in toolport's or a platform's format. */
 export function registerCatalogRoute(app: OpenAPIHono<AppEnv>, registry: ToolRegistry): void {
   app.get('/v1/tools', async (context) => {
+    assertKnownQuery(context.req.url, ['format'])
     const format = context.req.query('format') ?? 'toolport'
     if (!isCatalogFormat(format)) {
       throw new ToolError('validation', `Unknown catalog format ${JSON.stringify(format)}.`, {

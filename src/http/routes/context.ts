@@ -11,6 +11,7 @@ import type { ToolLimits } from '../../tools/tool'
 import type { WorkspaceEntry } from '../../workspace/workspace'
 import { createWorkspace } from '../../workspace/workspace'
 import type { AppEnv } from '../env'
+import { assertKnownQuery } from '../query'
 import { parseWorkspace } from '../workspace-param'
 
 // Enough to orient a model in a project; the rest is one list_files away.
@@ -67,6 +68,7 @@ interface ContextDocument {
 export function registerContextRoute(app: OpenAPIHono<AppEnv>, deps: ContextDeps): void {
   const shellTimeout = shellTimeoutOf(deps.registry)
   app.get('/v1/context', async (context) => {
+    assertKnownQuery(context.req.url, ['workspace', 'format'])
     const workspaceId = parseWorkspace(context.req.query('workspace'))
     const format = context.req.query('format') ?? 'text'
     if (format !== 'text' && format !== 'json') {

@@ -5,6 +5,7 @@ import { publicJob } from '../../jobs/types'
 import { JobView, jobIdPattern } from '../../jobs/view'
 import type { AppEnv } from '../env'
 import { Problem } from '../problem'
+import { assertKnownQuery } from '../query'
 
 // Built with zod-openapi's own z (which knows .openapi) from the jobs module's shape.
 export const Job = z.object(JobView.shape).openapi('Job')
@@ -70,12 +71,14 @@ export const cancelJob = createRoute({
 /** GET /v1/jobs/{id} (get_job, for polling) and DELETE /v1/jobs/{id} (cancel_job). */
 export function registerJobRoutes(app: OpenAPIHono<AppEnv>, jobs: JobAccess): void {
   app.openapi(getJob, async (context) => {
+    assertKnownQuery(context.req.url, [])
     const { id } = context.req.valid('param')
     const job = await jobs.get(context.get('principal'), id)
     if (!job) throw notFound(id)
     return context.json(publicJob(job, jobStatusUrl(context.get('linkOrigin'), job.id)) as never, 200)
   })
   app.openapi(cancelJob, async (context) => {
+    assertKnownQuery(context.req.url, [])
     const { id } = context.req.valid('param')
     const job = await jobs.cancel(context.get('principal'), id)
     if (!job) throw notFound(id)

@@ -4,6 +4,7 @@ import { isLoopbackHost } from '../../core/loopback'
 import type { AppEnv } from '../env'
 import type { McpDeps, McpListings } from '../mcp/session'
 import { limitBody } from '../middleware/body-limit'
+import { assertKnownQuery } from '../query'
 import { parseWorkspace } from '../workspace-param'
 
 export interface McpRouteDeps extends McpDeps {
@@ -31,6 +32,7 @@ export function registerMcpRoute(app: OpenAPIHono<AppEnv>, deps: McpRouteDeps): 
         headers: { Allow: 'POST' },
       })
     }
+    assertKnownQuery(context.req.url, ['workspace'])
     const workspace = parseWorkspace(context.req.query('workspace'))
     const session = await import('../mcp/session')
     listings ??= session.mcpListings()

@@ -4,6 +4,7 @@ import { ToolError } from '../../core/errors'
 import type { ToolRegistry } from '../../registry/registry'
 import type { AppEnv } from '../env'
 import { buildOpenApiDocument, type OpenApiDocument, subsetDocument } from '../openapi-document'
+import { assertKnownQuery } from '../query'
 
 // Documents of the last few catalogs, by revision: keys of one tenant share one.
 const cachedDocuments = 16
@@ -21,6 +22,7 @@ export function registerOpenApiRoute(
   const documents = new Map<string, OpenApiDocument>()
   const generatedCache = new Map<string, string>()
   app.get('/openapi.json', async (context) => {
+    assertKnownQuery(context.req.url, ['tools'])
     // Public, as importers fetch it without a key; with one, it is that key's catalog.
     const authorization = context.req.header('authorization')
     const principal =

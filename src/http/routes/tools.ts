@@ -13,6 +13,7 @@ import type { AppEnv } from '../env'
 import { limitBody } from '../middleware/body-limit'
 import { nodeDisconnect } from '../node-bindings'
 import { problemBody, validationError } from '../problem'
+import { assertKnownQuery } from '../query'
 import { RestCall } from '../rest-call'
 import { jobStatusUrl } from './jobs'
 import { ToolQuery } from './tool-route'
@@ -25,6 +26,7 @@ export interface ToolRouteDeps {
 }
 
 const jsonMediaType = /^application\/([\w.-]+\+)?json$/i
+const toolQueryNames = Object.keys(ToolQuery.shape)
 
 /**
  * POST /v1/tools/{name}, for every tool of the caller's catalog: built-ins and source tools alike are
@@ -50,6 +52,7 @@ export function registerToolRoutes(app: OpenAPIHono<AppEnv>, deps: ToolRouteDeps
   }
   app.post('/v1/tools/:name', findTool, limitedBody, async (context) => {
     const tool = context.get('callTool')
+    assertKnownQuery(context.req.url, toolQueryNames)
     const query = ToolQuery.safeParse(context.req.query())
     if (!query.success) throw validationError(query.error, 'query parameter')
     const disconnect = nodeDisconnect(context)
