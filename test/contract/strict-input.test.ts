@@ -170,3 +170,71 @@ describe('unknown and repeated query parameters', () => {
     expect((await query.text()).length).toBeLessThan(2_000)
   })
 })
+
+describe('bodies that are not well-formed UTF-8 text', () => {
+  const raw = (body: Uint8Array | string, contentType = 'application/json', path = '/v1/tools/write_file') =>
+    fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': contentType }, body })
+
+  it('bytes that are not UTF-8 are refused, in a value or a path, and nothing is stored', async () => {
+    const bytes = (text: string, bad: number[], at: string) => {
+      const [before, after] = text.split(at) as [string, string]
+      return new Uint8Array([...Buffer.from(before), ...bad, ...Buffer.from(after)])
+    }
+    for (const body of [
+      bytes('{"path":"u8.txt","content":"a#b"}', [0xff, 0xfe], '#'),
+      bytes('{"path":"u#.txt","content":"x"}', [0xff], '#'),
+      bytes('{"path":"cut.txt","content":"a#"}', [0xc3], '#'),
+    ]) {
+      const response = await raw(body)
+      expect(response.status).toBe(400)
+      expect(await response.json()).toMatchObject({
+        code: 'validation',
+        detail: 'The request body is not valid UTF-8.',
+      })
+    }
+    expect((await listed()).filter((path) => /u8|cut|u.\.txt/.test(path))).toEqual([])
+  })
+
+  it('a lone surrogate escape is refused with its field; a pair (an emoji) is text like any other', async () => {
+    const lone = await raw('{"path":"s.txt","content":"a\\ud800b"}')
+    expect(lone.status).toBe(400)
+    expect(await lone.json()).toMatchObject({ code: 'validation', field: 'content' })
+    const key = await raw('{"path":"s.txt","content":"x","\\udc00":1}')
+    expect(key.status).toBe(400)
+    const pair = await raw('{"path":"emoji.txt","content":"\\ud83d\\ude00"}')
+    expect(pair.status).toBe(200)
+    expect((await server.call('read_file', { path: 'emoji.txt' })).body.content).toBe('😀')
+    expect(await listed()).not.toContain('s.txt')
+  })
+
+  it('a JSON body declared in another charset is 415, UTF-8 in any spelling is read', async () => {
+    const latin1 = await raw('{"path":"c.txt","content":"x"}', 'application/json; charset=latin1')
+    expect(latin1.status).toBe(415)
+    expect((await latin1.json()).code).toBe('unsupported_media_type')
+    for (const type of [
+      'application/json; charset=UTF-8',
+      'application/json;charset="utf-8"',
+      'application/json; charset=utf8',
+    ]) {
+      expect((await raw('{"path":"c.txt","content":"x"}', type)).status, type).toBe(200)
+    }
+  })
+
+  it('over MCP the same bodies are JSON-RPC errors, not calls', async () => {
+    const mcp = (body: Uint8Array | string) =>
+      fetch(`${server.url}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body,
+      })
+    const call = (content: string) =>
+      `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"m.txt","content":"${content}"}}}`
+    const notUtf8 = await mcp(new Uint8Array([...Buffer.from(call('a')).subarray(0, -5), 0xff, ...Buffer.from('"}}}')]))
+    expect(notUtf8.status).toBe(400)
+    expect((await notUtf8.json()).error.code).toBe(-32700)
+    const lone = await mcp(call('a\\ud800'))
+    expect(lone.status).toBe(400)
+    expect((await lone.json()).error.code).toBe(-32600)
+    expect(await listed()).not.toContain('m.txt')
+  })
+})

@@ -1,6 +1,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi'
 import { ToolError } from '../../core/errors'
 import { isLoopbackHost } from '../../core/loopback'
+import { assertWellFormedStrings, readUtf8Body } from '../body'
 import type { AppEnv } from '../env'
 import type { McpDeps, McpListings } from '../mcp/session'
 import { limitBody } from '../middleware/body-limit'
@@ -40,13 +41,23 @@ export function registerMcpRoute(app: OpenAPIHono<AppEnv>, deps: McpRouteDeps): 
     const json = /^application\/json\b/i.test(context.req.header('content-type') ?? '')
     let body: unknown
     if (json) {
+      const failed = (code: number, message: string) =>
+        context.json({ jsonrpc: '2.0', id: null, error: { code, message } }, 400)
+      let text: string
       try {
-        body = JSON.parse(await context.req.text())
+        text = await readUtf8Body(context)
       } catch {
-        return context.json(
-          { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: the body is not JSON.' } },
-          400,
-        )
+        return failed(-32700, 'Parse error: the body is not UTF-8.')
+      }
+      try {
+        body = JSON.parse(text)
+      } catch {
+        return failed(-32700, 'Parse error: the body is not JSON.')
+      }
+      try {
+        assertWellFormedStrings(text, body)
+      } catch (error) {
+        return failed(-32600, `Invalid Request: ${(error as Error).message}`)
       }
     }
     return session.answerMcp(context, listings, deps, workspace, body)

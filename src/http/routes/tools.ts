@@ -9,6 +9,7 @@ import type { Logger } from '../../core/logger'
 import { publicJob } from '../../jobs/types'
 import { stripNullOptionalsChanged } from '../../platforms/nulls'
 import { type Tool, type ToolEvent, titleOfCall } from '../../tools/tool'
+import { assertWellFormedStrings, decodeUtf8Body } from '../body'
 import type { AppEnv } from '../env'
 import { limitBody } from '../middleware/body-limit'
 import { nodeDisconnect } from '../node-bindings'
@@ -85,10 +86,15 @@ export function registerToolRoutes(app: OpenAPIHono<AppEnv>, deps: ToolRouteDeps
  * unset optional fields dropped, then the tool's own schema (400 naming the first failing field).
  */
 async function readInput(context: Context<AppEnv>, tool: Tool, caller: Caller): Promise<unknown> {
-  const mediaType = context.req.header('content-type')?.split(';')[0]?.trim() ?? ''
-  const text = await context.req.text()
+  const contentType = context.req.header('content-type') ?? ''
+  const mediaType = contentType.split(';')[0]?.trim() ?? ''
+  const bytes = await context.req.arrayBuffer()
   if (mediaType !== '' && !jsonMediaType.test(mediaType)) throw unsupportedMediaType()
-  if (mediaType === '' && text !== '') throw unsupportedMediaType()
+  if (mediaType === '' && bytes.byteLength > 0) throw unsupportedMediaType()
+  // JSON is UTF-8 (RFC 8259): a body declared in another charset would be read as what it is not.
+  const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(contentType)?.[1]?.toLowerCase()
+  if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') throw unsupportedMediaType()
+  const text = decodeUtf8Body(bytes)
   let body: unknown
   try {
     body = JSON.parse(text)
@@ -97,6 +103,7 @@ async function readInput(context: Context<AppEnv>, tool: Tool, caller: Caller): 
       hint: 'Send a JSON object as the body, with the header "Content-Type: application/json".',
     })
   }
+  assertWellFormedStrings(text, body)
   const schema = caller.registry.inputSchema(tool)
   // A body without the text "null" holds no null to drop: the walk over the schema is skipped.
   if (text.includes('null')) stripNullOptionalsChanged(body, schema)
@@ -107,7 +114,7 @@ async function readInput(context: Context<AppEnv>, tool: Tool, caller: Caller): 
 
 function unsupportedMediaType(): ToolError {
   return new ToolError('unsupported_media_type', 'The request body must be JSON.', {
-    hint: 'Send the header "Content-Type: application/json" with a JSON object body.',
+    hint: 'Send the header "Content-Type: application/json" (UTF-8, no other charset) with a JSON object body.',
   })
 }
 
