@@ -145,8 +145,23 @@ function toToolError(error: unknown, context: Context, log: Logger): ToolError {
     log.warn('input nested too deeply', { cause: describeCause(error), request_id: context.get('requestId') })
     return tooDeep
   }
+  if (isClientAbort(error)) {
+    // The client is gone before its body ended: its doing, not ours. Counted as an error of the
+    // request (anyone could otherwise inflate the service's internal-error rate), and nobody reads it.
+    log.info('request body cut off: the client closed the connection', { request_id: context.get('requestId') })
+    return new ToolError('validation', 'The request body ended before it was complete: the connection was closed.', {
+      hint: 'Send the whole body, as long as its Content-Length says.',
+    })
+  }
   log.error('unhandled error', { cause: describeCause(error), request_id: context.get('requestId') })
   return new ToolError('internal', 'An unexpected error occurred.')
+}
+
+/** Node's error for a request whose connection closed mid-body ("aborted", ECONNRESET), as reading the body throws it. */
+function isClientAbort(error: unknown): boolean {
+  if (!(error instanceof Error)) return false
+  const code = (error as NodeJS.ErrnoException).code
+  return (error.message === 'aborted' && (code === 'ECONNRESET' || code === undefined)) || code === 'ERR_STREAM_PREMATURE_CLOSE'
 }
 
 /** The one place where any thrown value becomes an HTTP response. */

@@ -1,5 +1,6 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
@@ -117,6 +118,28 @@ describe('metrics and graceful shutdown of the built service', () => {
     expect(text).toMatch(/toolport_tool_calls_total\{tool="read_file",source="builtin",outcome="not_found"\} 1/)
     expect(text).toContain('toolport_tool_call_duration_seconds_bucket')
     expect(text).toContain('toolport_sandbox_runs{state="active"} 0')
+  })
+
+  it('a client that closes its connection mid-body is no internal error: no 500, no error log line', async () => {
+    const { port } = new URL(url)
+    for (const framing of ['Content-Length: 1000', 'Transfer-Encoding: chunked']) {
+      await new Promise<void>((resolve, reject) => {
+        const socket = connect(Number(port), '127.0.0.1', () => {
+          const start = framing.startsWith('Transfer') ? '9\r\n{"path":"a' : '{"path":"a'
+          socket.write(
+            `POST /v1/tools/read_file HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n${framing}\r\n\r\n${start}`,
+          )
+          setTimeout(() => socket.destroy(), 200)
+        })
+        socket.on('close', () => resolve())
+        socket.on('error', reject)
+      })
+    }
+    // The error handler runs once the server sees the close.
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    const text = await (await fetch(`${url}/metrics`)).text()
+    expect(text).not.toMatch(/toolport_tool_calls_total\{tool="read_file",source="builtin",outcome="internal"\}/)
+    expect(service.output()).not.toMatch(/"level":"error"[^\n]*aborted|unhandled error/)
   })
 
   it('logs JSON lines with request id, tool, tenant and outcome, and never the file contents', () => {

@@ -173,7 +173,7 @@ describe('unknown and repeated query parameters', () => {
 
 describe('bodies that are not well-formed UTF-8 text', () => {
   const raw = (body: Uint8Array | string, contentType = 'application/json', path = '/v1/tools/write_file') =>
-    fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': contentType }, body })
+    fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': contentType }, body: body as BodyInit })
 
   it('bytes that are not UTF-8 are refused, in a value or a path, and nothing is stored', async () => {
     const bytes = (text: string, bad: number[], at: string) => {
@@ -225,7 +225,7 @@ describe('bodies that are not well-formed UTF-8 text', () => {
       fetch(`${server.url}/mcp`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-        body,
+        body: body as BodyInit,
       })
     const call = (content: string) =>
       `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"m.txt","content":"${content}"}}}`
