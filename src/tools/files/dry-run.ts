@@ -21,8 +21,15 @@ export function diffChangesNothing(preview: unknown): boolean {
 }
 
 /** The diff library (jsdiff) loads with the first dry run, not with every server that serves files. */
-async function unifiedDiff(path: string, before: string, after: string, created: boolean): Promise<string> {
-  return (await import('./preview-diff')).unifiedDiff(path, before, after, created)
+async function unifiedDiff(
+  path: string,
+  before: string,
+  after: string,
+  created: boolean,
+  limits: DryRunContext['limits'],
+): Promise<string> {
+  // Twice the response limit: enough for the cut preview to see that it was cut.
+  return (await import('./preview-diff')).unifiedDiff(path, before, after, created, 2 * limits.maxResponseChars)
 }
 
 /** The file's text as its edit reads it: UTF-8 throughout (decodeEditableText), as the tool itself refuses anything else. */
@@ -33,7 +40,7 @@ async function readText(workspace: Workspace, path: string, maxBytes: number, de
 
 async function checkedDiff(context: DryRunContext, path: string, before: string, after: string, created = false) {
   await context.workspace.checkWrite(path, encodeText(after).byteLength, context.limits.maxFileBytes)
-  return unifiedDiff(path, before, after, created)
+  return unifiedDiff(path, before, after, created, context.limits)
 }
 
 interface WriteInput {
@@ -55,7 +62,7 @@ export const writeFileDryRun = async (input: WriteInput, context: DryRunContext)
     const { path, exists } = await workspace.checkWrite(input.path, encodeText(content).byteLength, limits.maxFileBytes)
     // A whole new content replaces the file, whatever its bytes: the diff shows them as read.
     const before = exists ? (await readText(workspace, path, limits.maxFileBytes, decodeText)).text : ''
-    return unifiedDiff(path, before, content, !exists)
+    return unifiedDiff(path, before, content, !exists, limits)
   }
   const file = await readText(workspace, input.path, limits.maxFileBytes)
   return checkedDiff(context, file.path, file.text, textAfterWrite(file.text, file.path, input))

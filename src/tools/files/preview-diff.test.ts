@@ -24,6 +24,20 @@ describe('dry-run diffs', () => {
     expect(applyPatch(`kept\n${before}`, diff)).toBe(after)
   })
 
+  it('a file of a million lines gets the one-hunk diff at once, and only as much of it as maxChars asks', () => {
+    const before = lines(600_000, (index) => `l${index}`)
+    const after = lines(600_000, (index) => (index % 2 ? `l${index}` : `z${index}`))
+    const diff = unifiedDiff('big.txt', before, after, false, 10_000)
+    // The header counts the whole change; the lines stop soon after the budget.
+    expect(diff.split('\n').filter((line) => line.startsWith('@@'))).toEqual(['@@ -1,600000 +1,600000 @@'])
+    expect(diff.length).toBeGreaterThan(10_000)
+    expect(diff.length).toBeLessThan(10_300)
+    // Without a budget the same call is the whole patch, which turns one text into the other.
+    const small = lines(60_000, (index) => `l${index}`)
+    const changed = small.replace('l30000\n', 'changed\n')
+    expect(applyPatch(small, unifiedDiff('f.txt', small, changed))).toBe(changed)
+  })
+
   it('writes a one-hunk diff that always turns the old text into the new one', () => {
     const text = fc
       .array(fc.constantFrom('a\n', 'b\n', 'c', '\r\n', 'd\r\n', '\n'), { maxLength: 10 })

@@ -10,20 +10,47 @@ import { splitLines } from './text'
  */
 const maxEditLength = 1000
 const backstopMs = 250
+// Past this many lines on the two sides together Myers' diff is not tried: reading a million lines
+// into its tokens alone held the event loop for seconds, before its own time backstop applies.
+const maxDiffedLines = 50_000
 // As many unchanged lines around a change as jsdiff's own hunks show.
 const contextLines = 4
 
-export function unifiedDiff(path: string, before: string, after: string, created = false): string {
+/**
+ * `maxChars`: the preview is cut to the response limit anyway, so the one-hunk diff stops adding lines
+ * past this size (its header still counts the whole change) instead of building megabytes to drop.
+ */
+export function unifiedDiff(
+  path: string,
+  before: string,
+  after: string,
+  created = false,
+  maxChars = Number.POSITIVE_INFINITY,
+): string {
   const oldName = created ? '/dev/null' : `a/${path}`
   const newName = `b/${path}`
-  return (
-    createTwoFilesPatch(oldName, newName, before, after, '', '', { maxEditLength, timeout: backstopMs }) ??
-    wholeChangeDiff(oldName, newName, before, after)
-  )
+  const diffed =
+    lineBreaks(before, maxDiffedLines) + lineBreaks(after, maxDiffedLines) <= maxDiffedLines
+      ? createTwoFilesPatch(oldName, newName, before, after, '', '', { maxEditLength, timeout: backstopMs })
+      : undefined
+  return diffed ?? wholeChangeDiff(oldName, newName, before, after, maxChars)
+}
+
+/** The number of line breaks in text, counted up to `limit` + 1 at most. */
+function lineBreaks(text: string, limit: number): number {
+  let count = 0
+  for (let index = text.indexOf('\n'); index !== -1 && count <= limit; index = text.indexOf('\n', index + 1)) count++
+  return count
 }
 
 /** One hunk replacing everything between the common first and last lines. */
-export function wholeChangeDiff(oldName: string, newName: string, before: string, after: string): string {
+export function wholeChangeDiff(
+  oldName: string,
+  newName: string,
+  before: string,
+  after: string,
+  maxChars = Number.POSITIVE_INFINITY,
+): string {
   const oldLines = splitLines(before)
   const newLines = splitLines(after)
   let start = 0
@@ -39,9 +66,12 @@ export function wholeChangeDiff(oldName: string, newName: string, before: string
     const from = Math.max(0, start - contextLines)
     const trailing = Math.min(oldLines.length - oldEnd, contextLines)
     const lines: string[] = []
+    let size = 0
     const add = (prefix: string, line: string) => {
+      if (size > maxChars) return
       const ended = line.endsWith('\n')
       lines.push(prefix + (ended ? line.slice(0, -1) : line))
+      size += line.length + 1
       if (!ended) lines.push('\\ No newline at end of file')
     }
     for (let index = from; index < start; index++) add(' ', oldLines[index] as string)
