@@ -26,32 +26,46 @@ const surrogateEscape = /\\u[dD][89a-fA-F]/
 const loneSurrogate = /\p{Cs}/u
 
 /**
- * Refuses a parsed body holding a lone surrogate (a "\ud800" escape with no pair), in a value or a
- * key: it cannot be encoded, and would reach a file as U+FFFD. Bodies without such an escape in
- * their text, nearly all, are not walked.
+ * Refuses a parsed body that cannot be taken as it was sent: a string or key holding a lone surrogate
+ * (a "\ud800" escape with no pair), which cannot be encoded and would reach a file as U+FFFD, or a
+ * "__proto__" key, which schemas and records drop without a word (JSON.parse makes it an own
+ * property, but no object built from it keeps it). Bodies whose text holds neither, nearly all, are
+ * not walked.
  */
-export function assertWellFormedStrings(text: string, value: unknown): void {
-  if (!surrogateEscape.test(text)) return
-  const path = illFormedAt(value, [])
-  if (path === undefined) return
-  const field = path.join('.')
-  throw new ToolError(
-    'validation',
-    `${field ? `${field}: ` : ''}the text holds a lone surrogate (a \\uD800-\\uDFFF escape without its pair).`,
-    {
-      hint: 'Send text as valid Unicode: a \\uD800-\\uDBFF escape must be followed by a \\uDC00-\\uDFFF one (an emoji is such a pair).',
-      ...(field ? { details: { field } } : {}),
-    },
-  )
+export function assertCleanJson(text: string, value: unknown): void {
+  const surrogates = surrogateEscape.test(text)
+  const proto = text.includes('__proto__')
+  if (!surrogates && !proto) return
+  const found = flawAt(value, [], surrogates, proto)
+  if (!found) return
+  const field = found.path.join('.')
+  const message =
+    found.flaw === 'proto'
+      ? 'the key "__proto__" is not accepted.'
+      : 'the text holds a lone surrogate (a \\uD800-\\uDFFF escape without its pair).'
+  throw new ToolError('validation', `${field ? `${field}: ` : ''}${message}`, {
+    hint:
+      found.flaw === 'proto'
+        ? 'Remove the "__proto__" key: it is never a field of any tool.'
+        : 'Send text as valid Unicode: a \\uD800-\\uDBFF escape must be followed by a \\uDC00-\\uDFFF one (an emoji is such a pair).',
+    ...(field ? { details: { field } } : {}),
+  })
 }
 
-function illFormedAt(value: unknown, path: string[]): string[] | undefined {
-  if (typeof value === 'string') return loneSurrogate.test(value) ? path : undefined
+function flawAt(
+  value: unknown,
+  path: string[],
+  surrogates: boolean,
+  proto: boolean,
+): { path: string[]; flaw: 'surrogate' | 'proto' } | undefined {
+  if (typeof value === 'string')
+    return surrogates && loneSurrogate.test(value) ? { path, flaw: 'surrogate' } : undefined
   if (value === null || typeof value !== 'object') return undefined
-  for (const [key, item] of Object.entries(value)) {
+  for (const key of Object.keys(value)) {
     const at = [...path, key]
-    if (loneSurrogate.test(key)) return at
-    const found = illFormedAt(item, at)
+    if (proto && key === '__proto__') return { path: at, flaw: 'proto' }
+    if (surrogates && loneSurrogate.test(key)) return { path: at, flaw: 'surrogate' }
+    const found = flawAt((value as Record<string, unknown>)[key], at, surrogates, proto)
     if (found) return found
   }
   return undefined

@@ -161,7 +161,10 @@ function toToolError(error: unknown, context: Context, log: Logger): ToolError {
 function isClientAbort(error: unknown): boolean {
   if (!(error instanceof Error)) return false
   const code = (error as NodeJS.ErrnoException).code
-  return (error.message === 'aborted' && (code === 'ECONNRESET' || code === undefined)) || code === 'ERR_STREAM_PREMATURE_CLOSE'
+  return (
+    (error.message === 'aborted' && (code === 'ECONNRESET' || code === undefined)) ||
+    code === 'ERR_STREAM_PREMATURE_CLOSE'
+  )
 }
 
 /** The one place where any thrown value becomes an HTTP response. */

@@ -207,6 +207,19 @@ describe('bodies that are not well-formed UTF-8 text', () => {
     expect(await listed()).not.toContain('s.txt')
   })
 
+  it('a "__proto__" key is refused wherever it is, not dropped by the schema', async () => {
+    const nested = await raw(
+      '{"url":"http://192.0.2.1/","headers":{"__proto__":{"authorization":"x"}}}',
+      'application/json',
+      '/v1/tools/http_fetch?dry_run=true',
+    )
+    expect(nested.status).toBe(400)
+    expect(await nested.json()).toMatchObject({ code: 'validation', field: 'headers.__proto__' })
+    const top = await raw('{"path":"p.txt","content":"x","__proto__":{"mode":"replace"}}')
+    expect(top.status).toBe(400)
+    expect(await listed()).not.toContain('p.txt')
+  })
+
   it('a JSON body declared in another charset is 415, UTF-8 in any spelling is read', async () => {
     const latin1 = await raw('{"path":"c.txt","content":"x"}', 'application/json; charset=latin1')
     expect(latin1.status).toBe(415)
@@ -235,6 +248,11 @@ describe('bodies that are not well-formed UTF-8 text', () => {
     const lone = await mcp(call('a\\ud800'))
     expect(lone.status).toBe(400)
     expect((await lone.json()).error.code).toBe(-32600)
+    const proto = await mcp(
+      '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"m.txt","content":"x","__proto__":{"x":1}}}}',
+    )
+    expect(proto.status).toBe(400)
+    expect((await proto.json()).error.code).toBe(-32600)
     expect(await listed()).not.toContain('m.txt')
   })
 })

@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi'
 import { ToolError } from '../../core/errors'
 import { isLoopbackHost } from '../../core/loopback'
-import { assertWellFormedStrings, readUtf8Body } from '../body'
+import { assertCleanJson, readUtf8Body } from '../body'
 import type { AppEnv } from '../env'
 import type { McpDeps, McpListings } from '../mcp/session'
 import { limitBody } from '../middleware/body-limit'
@@ -55,7 +55,7 @@ export function registerMcpRoute(app: OpenAPIHono<AppEnv>, deps: McpRouteDeps): 
         return failed(-32700, 'Parse error: the body is not JSON.')
       }
       try {
-        assertWellFormedStrings(text, body)
+        assertCleanJson(text, body)
       } catch (error) {
         return failed(-32600, `Invalid Request: ${(error as Error).message}`)
       }

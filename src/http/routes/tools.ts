@@ -9,7 +9,7 @@ import type { Logger } from '../../core/logger'
 import { publicJob } from '../../jobs/types'
 import { stripNullOptionalsChanged } from '../../platforms/nulls'
 import { type Tool, type ToolEvent, titleOfCall } from '../../tools/tool'
-import { assertWellFormedStrings, decodeUtf8Body } from '../body'
+import { assertCleanJson, decodeUtf8Body } from '../body'
 import type { AppEnv } from '../env'
 import { limitBody } from '../middleware/body-limit'
 import { nodeDisconnect } from '../node-bindings'
@@ -103,7 +103,7 @@ async function readInput(context: Context<AppEnv>, tool: Tool, caller: Caller): 
       hint: 'Send a JSON object as the body, with the header "Content-Type: application/json".',
     })
   }
-  assertWellFormedStrings(text, body)
+  assertCleanJson(text, body)
   const schema = caller.registry.inputSchema(tool)
   // A body without the text "null" holds no null to drop: the walk over the schema is skipped.
   if (text.includes('null')) stripNullOptionalsChanged(body, schema)
