@@ -253,6 +253,16 @@ describe('bodies that are not well-formed UTF-8 text', () => {
     )
     expect(proto.status).toBe(400)
     expect((await proto.json()).error.code).toBe(-32600)
+    // A batch whose answers could not be told apart runs none of its calls.
+    const write = (id: number, path: string) =>
+      `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"write_file","arguments":{"path":"${path}","content":"x"}}}`
+    const duplicate = await mcp(`[${write(7, 'dup-a.txt')},${write(7, 'dup-b.txt')}]`)
+    expect(duplicate.status).toBe(400)
+    expect((await duplicate.json()).error).toMatchObject({ code: -32600 })
+    const empty = await mcp('[]')
+    expect(empty.status).toBe(400)
+    expect((await empty.json()).error.code).toBe(-32600)
+    expect((await listed()).filter((path) => path.startsWith('dup-'))).toEqual([])
     expect(await listed()).not.toContain('m.txt')
   })
 })

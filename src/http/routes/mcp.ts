@@ -59,9 +59,29 @@ export function registerMcpRoute(app: OpenAPIHono<AppEnv>, deps: McpRouteDeps): 
       } catch (error) {
         return failed(-32600, `Invalid Request: ${(error as Error).message}`)
       }
+      const batchProblem = Array.isArray(body) ? batchProblemOf(body) : undefined
+      if (batchProblem) return failed(-32600, `Invalid Request: ${batchProblem}`)
     }
     return session.answerMcp(context, listings, deps, workspace, body)
   })
+}
+
+/**
+ * What makes a JSON-RPC batch unanswerable as a whole: no message at all (JSON-RPC 2.0 answers an
+ * empty array with one Invalid Request), or two requests sharing an id, whose answers the client could
+ * not tell apart (the SDK kept one; both calls had run).
+ */
+function batchProblemOf(batch: unknown[]): string | undefined {
+  if (batch.length === 0) return 'the batch is empty.'
+  const ids = new Set<string>()
+  for (const message of batch) {
+    const id = (message as { id?: unknown } | null)?.id
+    if (id === undefined || id === null) continue
+    const key = `${typeof id}:${String(id)}`
+    if (ids.has(key)) return `the id ${JSON.stringify(id)} is used by two requests of the batch; give each its own.`
+    ids.add(key)
+  }
+  return undefined
 }
 
 /**
