@@ -1,6 +1,34 @@
 import type { EventEmitter } from 'node:events'
+import { createServer, type Server } from 'node:http'
 import type { Duplex } from 'node:stream'
+import { getRequestListener } from '@hono/node-server'
 import { titleOf } from '../core/errors'
+
+/**
+ * The Node HTTP server of the service. @hono/node-server answers a request it cannot turn into a
+ * Fetch Request (no Host, a Host that is no host name, `OPTIONS *`) with an empty 400, and Node
+ * itself refuses a missing Host before any handler runs: both get the problem+json document every
+ * other error has, here. Requests it can build go to `fetch` as with serve().
+ */
+export function createNodeServer(fetch: (request: Request) => Response | Promise<Response>): Server {
+  const listener = getRequestListener(fetch, {
+    errorHandler: () =>
+      new Response(
+        JSON.stringify({
+          type: 'urn:toolport:problem:validation',
+          title: titleOf('validation'),
+          status: 400,
+          detail: 'The request has no valid Host header or target, so it names no resource of this service.',
+          code: 'validation',
+          hint: "Send a Host header with the service's host name and an origin-form target, such as /v1/tools.",
+        }),
+        { status: 400, headers: { 'content-type': 'application/problem+json', connection: 'close' } },
+      ),
+  })
+  const server = createServer({ requireHostHeader: false }, listener)
+  answerClientErrors(server)
+  return server
+}
 
 /**
  * Node answers requests it cannot parse (headers over its limit, a garbled request line) itself, before

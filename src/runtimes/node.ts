@@ -1,5 +1,5 @@
-import { serve } from '@hono/node-server'
-import { answerClientErrors } from './client-errors'
+import type { AddressInfo } from 'node:net'
+import { createNodeServer } from './client-errors'
 import { startNodeService } from './node-service'
 
 // The Node entry point: build real dependencies from the environment, then serve until a signal.
@@ -22,15 +22,13 @@ const service = await startNodeService(
   console.error(`toolport: ${(error as Error).message}`)
   process.exit(1)
 })
-const server = serve(
-  { fetch: service.app.fetch, port: service.config.http.port, hostname: service.config.http.host },
-  (info) => {
-    service.log.info('listening', {
-      url: `http://${info.family === 'IPv6' ? `[${info.address}]` : info.address}:${info.port}`,
-    })
-  },
-)
-answerClientErrors(server)
+const server = createNodeServer(service.app.fetch)
+server.listen(service.config.http.port, service.config.http.host, () => {
+  const info = server.address() as AddressInfo
+  service.log.info('listening', {
+    url: `http://${info.family === 'IPv6' ? `[${info.address}]` : info.address}:${info.port}`,
+  })
+})
 
 // SIGTERM (a deploy, a scale-in): stop accepting, answer 503 on open connections, let calls in
 // flight finish within the grace period, then exit 0 so the orchestrator sees a clean stop.

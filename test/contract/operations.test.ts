@@ -120,6 +120,32 @@ describe('metrics and graceful shutdown of the built service', () => {
     expect(text).toContain('toolport_sandbox_runs{state="active"} 0')
   })
 
+  it('answers a request it cannot route (no Host, a Host with a space, OPTIONS *) with problem+json', async () => {
+    const { port } = new URL(url)
+    const exchange = (head: string) =>
+      new Promise<string>((resolve, reject) => {
+        let answer = ''
+        const socket = connect(Number(port), '127.0.0.1', () => socket.write(head))
+        socket.on('data', (chunk) => {
+          answer += chunk.toString()
+        })
+        socket.on('end', () => resolve(answer))
+        socket.on('error', reject)
+      })
+    for (const head of [
+      'GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n',
+      'GET /healthz HTTP/1.1\r\nHost: a b\r\nConnection: close\r\n\r\n',
+      'OPTIONS * HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n',
+    ]) {
+      const answer = await exchange(head)
+      expect(answer, head).toMatch(/^HTTP\/1\.1 400 /)
+      expect(answer, head).toMatch(/content-type: application\/problem\+json/i)
+      const body = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))
+      expect(body).toMatchObject({ status: 400, code: 'validation' })
+      expect(body.hint).toBeTruthy()
+    }
+  })
+
   it('a client that closes its connection mid-body is no internal error: no 500, no error log line', async () => {
     const { port } = new URL(url)
     for (const framing of ['Content-Length: 1000', 'Transfer-Encoding: chunked']) {
