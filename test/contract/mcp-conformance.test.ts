@@ -149,3 +149,63 @@ describe('a 2025-03-26-era SDK client (1.12)', () => {
     await client.close()
   }, 120_000)
 })
+
+describe('MCP tasks a key may not have', () => {
+  const guardedKey = 'tasks-guarded-key-0123456789'
+  const readerKey = 'tasks-reader-key-0123456789'
+  const approverKey = 'tasks-approver-key-0123456789'
+  let gated: TestServer
+
+  beforeAll(async () => {
+    gated = await startTestServer(
+      {},
+      {
+        fileKeys: [
+          { tenant: 'acme', key: guardedKey, require_approval: ['write'] },
+          { tenant: 'acme', key: readerKey, tools: ['read_file'] },
+          { tenant: 'acme', key: approverKey, approver: true },
+        ],
+      },
+    )
+  })
+  afterAll(async () => {
+    await gated?.stop()
+  })
+
+  const connect = async (key: string) => {
+    const client = new Client({ name: 'gated-tasks', version: '1.0.0' })
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${gated.url}/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${key}` } },
+      }),
+    )
+    return client
+  }
+  const taskCall = (client: Client) =>
+    client.request(
+      {
+        method: 'tools/call',
+        params: { name: 'write_file', arguments: { path: 'gated.txt', content: 'x' }, task: { ttl: 60_000 } },
+      },
+      CreateTaskResultSchema,
+    )
+
+  it('a gated call asked as a task is a protocol error naming why, and asks no approver', async () => {
+    const client = await connect(guardedKey)
+    const { tools } = await client.listTools()
+    expect(tools.find((tool) => tool.name === 'write_file')?.execution?.taskSupport).toBe('forbidden')
+    expect(tools.find((tool) => tool.name === 'read_file')?.execution?.taskSupport).toBe('optional')
+    await expect(taskCall(client)).rejects.toThrow(/waits for an approver for this key, so it cannot run as a task/)
+    await client.close()
+    const inbox = await (
+      await fetch(`${gated.url}/v1/approvals`, { headers: { authorization: `Bearer ${approverKey}` } })
+    ).json()
+    expect(inbox.approvals).toEqual([])
+  })
+
+  it('a task for a tool the key may not call is a protocol error with the permission problem', async () => {
+    const client = await connect(readerKey)
+    await expect(taskCall(client)).rejects.toThrow(/may not call write_file/)
+    await client.close()
+  })
+})

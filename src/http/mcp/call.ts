@@ -5,6 +5,7 @@ import { assertToolAllowed, type Principal } from '../../auth/principal'
 import type { Call } from '../../caller/call'
 import type { Caller } from '../../caller/caller'
 import type { JsonSchema } from '../../core/json-schema'
+import { ToolError } from '../../core/errors'
 import type { Logger } from '../../core/logger'
 import { publicJob } from '../../jobs/types'
 import { stripNullOptionals } from '../../platforms/nulls'
@@ -65,6 +66,16 @@ export async function callTool(
   context.set('toolSource', entry.tool.source)
   try {
     assertToolAllowed(call.principal, entry.tool)
+    // A task must be answered with a task, and a gated call is answered with its pending approval: the
+    // two cannot meet, so such a call is refused before any approval is asked for (tools/list says
+    // taskSupport "forbidden" for it).
+    if (request.params.task && call.principal.requireApproval.has(entry.tool.effect)) {
+      throw new ToolError(
+        'validation',
+        `${entry.tool.name} waits for an approver for this key, so it cannot run as a task.`,
+        { hint: 'Call it without "task": the answer is then its pending approval, which an approver decides.' },
+      )
+    }
     const prepared: Call = {
       tool: entry.tool,
       input: parseInput(entry, request.params.arguments ?? {}),
@@ -89,7 +100,11 @@ export async function callTool(
     const origin = context.get('linkOrigin')
     return handedOver(publicJob(outcome.job, `${origin}/v1/jobs/${outcome.job.id}`))
   } catch (error) {
-    return { isError: true, content: [{ type: 'text', text: JSON.stringify(problemBody(error, context, call.log)) }] }
+    const problem = problemBody(error, context, call.log)
+    // A task request must get a task or a protocol error; a tool error result is neither (the SDK
+    // refuses it as an invalid task creation result, and the client learns nothing).
+    if (request.params.task) throw new McpError(ErrorCode.InvalidParams, String(problem.detail), problem)
+    return { isError: true, content: [{ type: 'text', text: JSON.stringify(problem) }] }
   }
 }
 

@@ -76,7 +76,10 @@ export async function answerMcp(
       const entry = entryOf(listings, registry, tool).listed
       // A key whose calls of this tool wait for approval may get a pending approval instead of the output.
       const listed = principal.requireApproval.has(tool.effect) ? gatedListing(entry) : entry
-      return tasks ? { ...listed, execution: { taskSupport: 'optional' as const } } : listed
+      if (!tasks) return listed
+      // A gated call is answered with its pending approval, never with a task (mcp/call.ts).
+      const gated = principal.requireApproval.has(tool.effect)
+      return { ...listed, execution: { taskSupport: gated ? ('forbidden' as const) : ('optional' as const) } }
     }),
   }))
   server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
