@@ -52,6 +52,26 @@ describe('Accept: text/event-stream', () => {
     expect(events[1]?.data).toEqual({ path: 'notes.md', bytes_written: 6, mode: 'write', created: true })
   })
 
+  it('a call asking for a stream and a job at once is refused, and nothing runs', async () => {
+    for (const [query, prefer] of [
+      ['&async=true', undefined],
+      ['', 'respond-async'],
+    ] as const) {
+      const response = await fetch(`${server.url}/v1/tools/write_file?workspace=events${query}`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'text/event-stream',
+          ...(prefer ? { prefer } : {}),
+        },
+        body: JSON.stringify({ path: 'both.txt', content: 'x' }),
+      })
+      expect(response.status).toBe(400)
+      expect(await response.json()).toMatchObject({ code: 'validation', field: 'async' })
+    }
+    expect((await server.call('read_file', { path: 'both.txt' }, { workspace: 'events' })).status).toBe(404)
+  })
+
   it('read_file: call titled "Read <path>", then the result', async () => {
     const events = await stream('read_file', { path: 'notes.md' })
     expect(events.map((event) => event.event)).toEqual(['call', 'result'])

@@ -71,8 +71,12 @@ export function registerToolRoutes(app: OpenAPIHono<AppEnv>, deps: ToolRouteDeps
       return context.json({ dry_run: true, ...fitted }, 200)
     }
     if (admission?.kind === 'pending_approval') return context.json(admission.pending, 202)
-    if (wantsEventStream(context.req.header('accept'))) return streamCall(context, caller, call, deps.log)
     const wantsAsync = query.data.async === true || /\brespond-async\b/i.test(context.req.header('prefer') ?? '')
+    if (wantsEventStream(context.req.header('accept'))) {
+      // A stream is this call's output as it runs; a job answers at once and runs later: not both.
+      if (wantsAsync) throw streamOrJob()
+      return streamCall(context, caller, call, deps.log)
+    }
     const outcome = await caller.run(call, { async: wantsAsync, callbackUrl: query.data.callback_url ?? null })
     if ('output' in outcome) return context.json(outcome.output as object, 200)
     const statusUrl = jobStatusUrl(call.origin as string, outcome.job.id)
@@ -110,6 +114,17 @@ async function readInput(context: Context<AppEnv>, tool: Tool, caller: Caller): 
   const parsed = tool.input.safeParse(body)
   if (!parsed.success) throw validationError(parsed.error, 'input', schema)
   return parsed.data
+}
+
+function streamOrJob(): ToolError {
+  return new ToolError(
+    'validation',
+    'The call asks for both a job (async) and an event stream (Accept: text/event-stream).',
+    {
+      hint: 'Send ?async=true (or Prefer: respond-async) for a job to poll, or Accept: text/event-stream to follow the call, not both.',
+      details: { field: 'async' },
+    },
+  )
 }
 
 function unsupportedMediaType(): ToolError {
