@@ -51,6 +51,8 @@ export function createHostedSource(options: HostedSourceOptions): HostedSource {
   let state: SourceState = broken ? 'error' : 'loading'
   let reason: string | undefined = broken ? definition.error : undefined
   let loaded: LoadedSource | undefined
+  // The loaded tools, marked as a tenant's own when a tenant registered the source.
+  let loadedTools: readonly Tool[] = []
   let knownNames: string[] = [...(options.knownNames ?? [])]
   let refreshedAt: Date | undefined = broken ? new Date() : undefined
   let loading: Promise<void> | undefined
@@ -87,6 +89,8 @@ export function createHostedSource(options: HostedSourceOptions): HostedSource {
       }
       const previous = loaded
       loaded = next
+      loadedTools =
+        options.owner.kind === 'tenant' ? next.tools.map((tool) => ({ ...tool, tenantSource: true })) : next.tools
       await previous?.close?.().catch(() => {})
       knownNames = [...next.tools.map((tool) => tool.name), ...(next.overrides?.keys() ?? [])]
       state = 'ready'
@@ -121,7 +125,7 @@ export function createHostedSource(options: HostedSourceOptions): HostedSource {
       return reason
     },
     get tools() {
-      return state === 'ready' ? (loaded?.tools ?? []) : []
+      return state === 'ready' ? loadedTools : []
     },
     get overrides() {
       return state === 'ready' ? (loaded?.overrides ?? new Map()) : new Map()

@@ -52,6 +52,11 @@ export interface Tool<Input extends AnyZodObject = AnyZodObject, Output extends 
   /** The source that declared the tool; unset for built-ins. Labels logs and metrics. */
   source?: string
   /**
+   * Declared by a tenant's own source: its tool and source names are that tenant's, so they label the
+   * operator's logs but not the metrics, which every key of every tenant may read.
+   */
+  tenantSource?: boolean
+  /**
    * Listed for, and callable by, every key whatever its tool scope (the job tools: a key that may start a
    * long call must be able to collect it). Such a tool only sees its caller's tenant.
    */

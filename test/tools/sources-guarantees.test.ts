@@ -30,7 +30,7 @@ beforeAll(async () => {
   )
   server = await startTestServer(
     { TOOLPORT_SOURCES_DIR: folder, TOOLPORT_FETCH_ALLOW_HOSTS: `127.0.0.1:${mcp.port}` },
-    { fileKeys: [{ tenant: 'acme', key: adminKey, admin: true }] },
+    { fileKeys: [{ tenant: 'acme', key: adminKey, admin: true }], metrics: true },
   )
   const put = await fetch(`${server.url}/v1/sources/fx`, {
     method: 'PUT',
@@ -126,6 +126,16 @@ describe('every kind of source, like a built-in', () => {
     expect((await get('/v1/sources')).sources.map((source: { id: string }) => source.id)).not.toContain('dupe')
     expect((await server.call('fx_echo', { text: 'still mine' }, { key: adminKey })).body.content).toBe('still mine')
     expect((await server.call('read_file', { path: 'nothing' }, { key: adminKey })).status).toBe(404)
+  })
+
+  it("counts a tenant's own tools in /metrics without their names; an operator source keeps its own", async () => {
+    const echoed = await server.call('fx_echo', { text: 'hi' }, { key: adminKey })
+    expect(echoed.status, JSON.stringify(echoed.body)).toBe(200)
+    expect((await server.call('listPets', {}, { key: adminKey })).status).toBe(200)
+    const metrics = await (await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${adminKey}` } })).text()
+    expect(metrics).toMatch(/toolport_tool_calls_total\{tool="listPets",source="pets",outcome="ok"\} \d/)
+    expect(metrics).toMatch(/toolport_tool_calls_total\{tool="\(tenant source\)",source="\(tenant\)",outcome="ok"\} \d/)
+    expect(metrics).not.toMatch(/tool="fx_echo"|source="fx"/)
   })
 
   it('publishes the JSON Schema of a manifest, which the examples of the docs satisfy', async () => {

@@ -4,8 +4,8 @@ import type { Context } from 'hono'
 import { assertToolAllowed, type Principal } from '../../auth/principal'
 import type { Call } from '../../caller/call'
 import type { Caller } from '../../caller/caller'
-import type { JsonSchema } from '../../core/json-schema'
 import { ToolError } from '../../core/errors'
+import type { JsonSchema } from '../../core/json-schema'
 import type { Logger } from '../../core/logger'
 import { publicJob } from '../../jobs/types'
 import { stripNullOptionals } from '../../platforms/nulls'
@@ -64,6 +64,7 @@ export async function callTool(
   const { context } = call
   context.set('tool', entry.tool.name)
   context.set('toolSource', entry.tool.source)
+  if (entry.tool.tenantSource) context.set('toolOfTenant', true)
   try {
     assertToolAllowed(call.principal, entry.tool)
     // A task must be answered with a task, and a gated call is answered with its pending approval: the

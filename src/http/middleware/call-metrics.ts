@@ -14,7 +14,10 @@ export function countCalls(metrics: Metrics): MiddlewareHandler<AppEnv> {
     if (!tool) return
     const status = context.res.status
     const outcome = status < 400 ? 'ok' : (codeByStatus.get(status) ?? String(status))
-    metrics.recordCall(tool, context.get('toolSource') ?? 'builtin', outcome, (performance.now() - started) / 1000)
+    const seconds = (performance.now() - started) / 1000
+    // A tenant's own tools are counted together: their names are that tenant's to know.
+    if (context.get('toolOfTenant')) metrics.recordCall('(tenant source)', '(tenant)', outcome, seconds)
+    else metrics.recordCall(tool, context.get('toolSource') ?? 'builtin', outcome, seconds)
     if (context.get('errorOrigin') === 'storage') metrics.recordStorageError()
   }
 }

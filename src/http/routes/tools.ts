@@ -48,6 +48,7 @@ export function registerToolRoutes(app: OpenAPIHono<AppEnv>, deps: ToolRouteDeps
     assertToolAllowed(principal, tool)
     context.set('tool', tool.name)
     context.set('toolSource', tool.source)
+    if (tool.tenantSource) context.set('toolOfTenant', true)
     context.set('callTool', tool)
     await next()
   }
