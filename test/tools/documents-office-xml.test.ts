@@ -1,14 +1,16 @@
 import { strFromU8, unzipSync } from 'fflate'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { xmlRow, xmlText } from '../../src/tools/documents/office/xml-text'
 import { makeAndDownload } from '../support/documents'
 import { startTestServer, type TestServer } from '../support/server'
 
 /**
  * Characters XML 1.0 cannot hold, in every text field of every document type: the file must still be
  * well-formed XML (Word, Excel and PowerPoint call it corrupt otherwise), and an emoji, a valid
- * surrogate pair, must come through intact.
+ * surrogate pair, must come through intact. (A lone surrogate cannot reach a tool over HTTP, whose
+ * bodies refuse it: xmlText is checked for it directly.)
  */
-const bad = '\u0001\u0008\u000b\u001f\uffff\ufffe\ud800'
+const bad = '\u0001\u0008\u000b\u001f\uffff\ufffe'
 const emoji = '😀'
 const dirty = (label: string) => `${label}${bad}${emoji}${bad}end`
 
@@ -132,5 +134,14 @@ describe('office_document writes only characters XML 1.0 can hold', () => {
     if (type === 'powerpoint' && typeof input.content !== 'string') {
       for (const field of ['slide', 'subtitle', 'notes']) expect(text).toContain(`${field}${emoji}end`)
     }
+  })
+})
+
+describe('xmlText', () => {
+  it('drops lone surrogates and every other non-XML character, keeps pairs, and copies nothing clean', () => {
+    expect(xmlText(`a\ud800b\udc00c${emoji}\u0000\t\n\r`)).toBe(`abc${emoji}\t\n\r`)
+    const clean = ['x', 1, null, true]
+    expect(xmlRow(clean)).toBe(clean)
+    expect(xmlRow(['a\uffff', 2])).toEqual(['a', 2])
   })
 })
