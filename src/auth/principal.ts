@@ -45,6 +45,8 @@ export interface ScopedTool {
   everyKey?: boolean | undefined
   id?: string | undefined
   source?: string | undefined
+  /** The built-in an alias runs. */
+  aliasOf?: string | undefined
 }
 
 /**
@@ -73,6 +75,14 @@ function storedEgress(text: EgressText | null | undefined): EgressPolicy | undef
 export function mayCall(principal: Principal, tool: ScopedTool): boolean {
   const scope = principal.tools
   if (!scope || tool.everyKey) return true
+  if (tool.aliasOf !== undefined) {
+    // An alias is the built-in under another name: a key that has the built-in has it, and one given
+    // the alias by its own id; a whole source (`id:*`) does not reach the built-ins its aliases run,
+    // so adding an alias to a source never widens what the keys scoped to that source may do.
+    return (
+      scope.has(tool.aliasOf) || scope.has(`builtin:${tool.aliasOf}`) || (tool.id !== undefined && scope.has(tool.id))
+    )
+  }
   if (tool.source === undefined) return scope.has(tool.name) || scope.has(`builtin:${tool.name}`)
   return (tool.id !== undefined && scope.has(tool.id)) || scope.has(`${tool.source}:*`)
 }

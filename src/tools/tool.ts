@@ -51,6 +51,8 @@ export interface Tool<Input extends AnyZodObject = AnyZodObject, Output extends 
   id?: string
   /** The source that declared the tool; unset for built-ins. Labels logs and metrics. */
   source?: string
+  /** An alias under another name runs this built-in (sources/kinds/alias.ts); key scopes follow it. */
+  aliasOf?: string
   /**
    * Declared by a tenant's own source: its tool and source names are that tenant's, so they label the
    * operator's logs but not the metrics, which every key of every tenant may read.

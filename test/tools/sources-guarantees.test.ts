@@ -132,7 +132,9 @@ describe('every kind of source, like a built-in', () => {
     const echoed = await server.call('fx_echo', { text: 'hi' }, { key: adminKey })
     expect(echoed.status, JSON.stringify(echoed.body)).toBe(200)
     expect((await server.call('listPets', {}, { key: adminKey })).status).toBe(200)
-    const metrics = await (await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${adminKey}` } })).text()
+    const metrics = await (
+      await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${adminKey}` } })
+    ).text()
     expect(metrics).toMatch(/toolport_tool_calls_total\{tool="listPets",source="pets",outcome="ok"\} \d/)
     expect(metrics).toMatch(/toolport_tool_calls_total\{tool="\(tenant source\)",source="\(tenant\)",outcome="ok"\} \d/)
     expect(metrics).not.toMatch(/tool="fx_echo"|source="fx"/)
@@ -170,5 +172,63 @@ describe('every kind of source, like a built-in', () => {
     ]
     for (const example of examples) expect(validate(example), JSON.stringify(validate.errors)).toBe(true)
     expect(validate({ id: 'x', kind: 'http', url: 'https://x.example', tools: [], extra: 1 })).toBe(false)
+  })
+})
+
+describe('key scopes and aliases', () => {
+  const admin = 'alias-admin-key-0123456789'
+  const sourceScoped = 'alias-source-scoped-key-0123456789'
+  const readScoped = 'alias-read-scoped-key-0123456789'
+  const aliasScoped = 'alias-id-scoped-key-0123456789'
+  let aliases: TestServer
+
+  beforeAll(async () => {
+    aliases = await startTestServer(
+      {},
+      {
+        fileKeys: [
+          { tenant: 'acme', key: admin, admin: true },
+          { tenant: 'acme', key: sourceScoped, tools: ['short:*'] },
+          { tenant: 'acme', key: readScoped, tools: ['read_file'] },
+          { tenant: 'acme', key: aliasScoped, tools: ['short:rd'] },
+        ],
+      },
+    )
+    const put = await putSource(aliases, admin, {
+      id: 'short',
+      kind: 'alias',
+      tools: [
+        { name: 'wr', tool: 'write_file' },
+        { name: 'rd', tool: 'read_file' },
+      ],
+    })
+    expect(put.body.status).toBe('ready')
+    expect((await aliases.call('write_file', { path: 'a.txt', content: 'alias' }, { key: admin })).status).toBe(200)
+  })
+  afterAll(async () => {
+    await aliases?.stop()
+  })
+
+  const listed = async (key: string) =>
+    (await (await fetch(`${aliases.url}/v1/tools`, { headers: { authorization: `Bearer ${key}` } })).json()).tools.map(
+      (tool: { name: string }) => tool.name,
+    )
+
+  it('a whole source does not reach the built-ins its aliases run', async () => {
+    const written = await aliases.call('wr', { path: 'b.txt', content: 'x' }, { key: sourceScoped })
+    expect(written.status).toBe(403)
+    expect((await aliases.call('rd', { path: 'a.txt' }, { key: sourceScoped })).status).toBe(403)
+    expect(await listed(sourceScoped)).not.toContain('wr')
+    expect((await aliases.call('read_file', { path: 'b.txt' }, { key: admin })).status).toBe(404)
+  })
+
+  it('an alias is callable by a key that has its built-in, or that was given the alias by its id', async () => {
+    const read = await aliases.call('rd', { path: 'a.txt' }, { key: readScoped })
+    expect(read.status, JSON.stringify(read.body)).toBe(200)
+    expect(read.body.content).toBe('alias')
+    expect((await aliases.call('wr', { path: 'c.txt', content: 'x' }, { key: readScoped })).status).toBe(403)
+    expect(await listed(readScoped)).toEqual(expect.arrayContaining(['read_file', 'rd']))
+    expect((await aliases.call('rd', { path: 'a.txt' }, { key: aliasScoped })).status).toBe(200)
+    expect((await aliases.call('wr', { path: 'c.txt', content: 'x' }, { key: aliasScoped })).status).toBe(403)
   })
 })

@@ -74,6 +74,7 @@ function aliasTool(source: string, declared: AliasDeclaration, target: Tool): To
           name: declared.name,
           id: `${source}:${declared.name}`,
           source,
+          aliasOf: target.name,
           title: declared.title ?? target.title,
           description: declared.description ?? target.description,
           schemas: { input: renamedSchema(targetInput, rename), output: outputSchemaOf(target) },
