@@ -113,3 +113,26 @@ describe('call titles', () => {
     expect(titleOfCall(tool('read_file'), null)).toBe('Read file')
   })
 })
+
+describe('Accept and Content-Encoding', () => {
+  it('text/event-stream with q=0 is refused as a stream: the answer is JSON', async () => {
+    const response = await fetch(`${server.url}/v1/tools/read_file?workspace=events`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream;q=0' },
+      body: JSON.stringify({ path: 'nothing-here.txt' }),
+    })
+    expect(response.headers.get('content-type')).toContain('application/problem+json')
+    expect(response.status).toBe(404)
+  })
+
+  it('a compressed body is 415 with a hint, not "not valid JSON"', async () => {
+    const { gzipSync } = await import('node:zlib')
+    const response = await fetch(`${server.url}/v1/tools/read_file?workspace=events`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      body: gzipSync(JSON.stringify({ path: 'a.txt' })),
+    })
+    expect(response.status).toBe(415)
+    expect(await response.json()).toMatchObject({ code: 'unsupported_media_type' })
+  })
+})

@@ -95,6 +95,13 @@ async function readInput(context: Context<AppEnv>, tool: Tool, caller: Caller): 
   const mediaType = contentType.split(';')[0]?.trim() ?? ''
   const bytes = await context.req.arrayBuffer()
   if (mediaType !== '' && !jsonMediaType.test(mediaType)) throw unsupportedMediaType()
+  // A compressed body would be parsed as the JSON it is not.
+  const encoding = context.req.header('content-encoding')?.trim().toLowerCase()
+  if (encoding && encoding !== 'identity') {
+    throw new ToolError('unsupported_media_type', `The request body is ${encoding}-encoded; bodies are read as sent.`, {
+      hint: 'Send the JSON body uncompressed, without a Content-Encoding header.',
+    })
+  }
   if (mediaType === '' && bytes.byteLength > 0) throw unsupportedMediaType()
   // JSON is UTF-8 (RFC 8259): a body declared in another charset would be read as what it is not.
   const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(contentType)?.[1]?.toLowerCase()
@@ -161,7 +168,12 @@ function streamCall(context: Context<AppEnv>, caller: Caller, call: Call, log: L
   })
 }
 
-/** True when the client asked for server-sent events rather than one JSON answer. */
+/** True when the client asked for server-sent events rather than one JSON answer (q=0 refuses them). */
 function wantsEventStream(accept: string | undefined): boolean {
-  return accept?.split(',').some((part) => part.trim().toLowerCase().startsWith('text/event-stream')) ?? false
+  return (
+    accept?.split(',').some((part) => {
+      const [type, ...parameters] = part.split(';').map((piece) => piece.trim().toLowerCase())
+      return type === 'text/event-stream' && !parameters.some((parameter) => /^q\s*=\s*0(\.0{0,3})?$/.test(parameter))
+    }) ?? false
+  )
 }
