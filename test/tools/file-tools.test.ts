@@ -252,6 +252,21 @@ describe.each(['fs', 's3'] as const)('file tools on %s storage', (driver) => {
       ).toBe(200)
     })
 
+    it('refuses a file path that ends in "/", which names a folder, for writing and reading alike', async () => {
+      for (const [tool, input] of [
+        ['write_file', { path: 'newdir/', content: 'x' }],
+        ['write_file', { path: 'newdir/.', content: 'x' }],
+        ['read_file', { path: 'newdir/' }],
+        ['apply_edit', { path: 'newdir/', old_text: 'a', new_text: 'b' }],
+      ] as const) {
+        const answer = await server.call(tool, input, { workspace: 'files' })
+        expect(answer.status, `${tool} ${JSON.stringify(answer.body)}`).toBe(400)
+        expect(answer.body).toMatchObject({ code: 'validation', field: 'path' })
+        expect(answer.body.detail).toMatch(/names a folder/)
+      }
+      expect((await read('newdir')).status).toBe(404)
+    })
+
     it('requires the fields of each mode', async () => {
       const noOld = await server.call(
         'write_file',
