@@ -65,6 +65,23 @@ describe('client mistakes get problem+json, never a 500', () => {
     expect(result.headers.get('allow')).toBe('POST')
   })
 
+  it('another method on any route that exists: 405 naming the methods it takes; no route at all: 404', async () => {
+    for (const [method, path, allow] of [
+      ['POST', '/healthz', 'GET'],
+      ['DELETE', '/v1/tools', 'GET'],
+      ['POST', '/v1/jobs/00000000-0000-4000-8000-000000000000', 'GET, DELETE'],
+      ['PUT', '/openapi.json', 'GET'],
+    ] as const) {
+      const response = await fetch(`${server.url}${path}`, { method })
+      expect(response.status, `${method} ${path}`).toBe(405)
+      expect(response.headers.get('allow'), `${method} ${path}`).toBe(allow)
+      expect((await response.json()).code).toBe('method_not_allowed')
+    }
+    const missing = await fetch(`${server.url}/v1/nothing-here`)
+    expect(missing.status).toBe(404)
+    expect((await missing.json()).code).toBe('not_found')
+  })
+
   it('malformed JSON: 400 validation', async () => {
     expectProblem(await server.call('read_file', '{"path": '), 400, 'validation')
   })

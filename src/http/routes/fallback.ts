@@ -15,12 +15,35 @@ export function registerFallbacks(app: OpenAPIHono<AppEnv>, registry: ToolRegist
       headers: { Allow: 'POST' },
     })
   })
-  app.notFound((context) =>
-    problemResponse(
+  // The app's routes as patterns, made on the first miss (every route is registered by then).
+  let patterns: Array<{ method: string; pattern: RegExp }> | undefined
+  const methodsFor = (path: string): string[] => {
+    patterns ??= app.routes
+      .filter((route) => route.method !== 'ALL' && !route.path.includes('*'))
+      .map((route) => ({
+        method: route.method,
+        pattern: new RegExp(`^${route.path.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/:[^/]+/g, '[^/]+')}$`),
+      }))
+    return [...new Set(patterns.filter((route) => route.pattern.test(path)).map((route) => route.method))]
+  }
+  app.notFound((context) => {
+    const { method, path } = context.req
+    // A route that exists under other methods is 405 with Allow, as HTTP asks, not "no such route".
+    const allowed = methodsFor(path)
+    if (allowed.length > 0) {
+      return problemResponse(
+        context,
+        new ToolError('method_not_allowed', `${method} is not allowed on ${path}.`, {
+          hint: `Use ${allowed.join(' or ')} on ${path}.`,
+          headers: { Allow: allowed.join(', ') },
+        }),
+      )
+    }
+    return problemResponse(
       context,
-      new ToolError('not_found', `No route for ${context.req.method} ${context.req.path}.`, {
+      new ToolError('not_found', `No route for ${method} ${path}.`, {
         hint: 'Tools are called with POST /v1/tools/{name}; GET /v1/tools lists them and /docs documents them.',
       }),
-    ),
-  )
+    )
+  })
 }
