@@ -79,6 +79,11 @@ export interface ToolErrorOptions {
   headers?: Record<string, string>
   /** Which backing component failed, for metrics and logs (never sent to callers). */
   origin?: 'storage' | 'sandbox' | 'browser' | 'network'
+  /**
+   * The deployment does not offer this (no search provider, no browser, built-ins only): a state of
+   * its setup, not a failure, so the 503 is not logged as an error on every call.
+   */
+  notOffered?: boolean
 }
 
 export class ToolError extends Error {
@@ -87,6 +92,7 @@ export class ToolError extends Error {
   readonly details: Record<string, unknown> | undefined
   readonly headers: Record<string, string> | undefined
   readonly origin: ToolErrorOptions['origin']
+  readonly notOffered: boolean
 
   constructor(code: ErrorCode, message: string, options: ToolErrorOptions = {}) {
     super(message, { cause: options.cause })
@@ -96,6 +102,7 @@ export class ToolError extends Error {
     this.details = options.details
     this.headers = options.headers
     this.origin = options.origin
+    this.notOffered = options.notOffered === true
   }
 
   get status(): number {

@@ -104,6 +104,7 @@ export async function existingFileRecord(context: HandoffContext, path: string):
 function requireLinks(context: Pick<HandoffContext, 'links'>): FileLinks {
   if (context.links) return context.links
   throw new ToolError('unavailable', 'This deployment cannot issue download links.', {
+    notOffered: true,
     hint: 'The file tools can still read the workspace; ask the operator to enable file links.',
   })
 }
@@ -167,6 +168,7 @@ export async function readInputFile(input: FileInput, context: HandoffContext): 
   }
   if (!context.http) {
     throw new ToolError('unavailable', 'This deployment cannot download attached files.', {
+      notOffered: true,
       hint: 'Upload the file into the workspace with write_file and pass its path instead.',
     })
   }

@@ -130,7 +130,7 @@ function fromHttpException(exception: HTTPException): ToolError {
 function toToolError(error: unknown, context: Context, log: Logger): ToolError {
   if (isToolError(error)) {
     if (error.origin) context.set('errorOrigin', error.origin)
-    if (error.code === 'internal' || error.code === 'unavailable') {
+    if ((error.code === 'internal' || error.code === 'unavailable') && !error.notOffered) {
       log.error(error.message, {
         code: error.code,
         cause: describeCause(error.cause),

@@ -168,6 +168,19 @@ describe('metrics and graceful shutdown of the built service', () => {
     expect(service.output()).not.toMatch(/"level":"error"[^\n]*aborted|unhandled error/)
   })
 
+  it('what the deployment does not offer (no search provider) is a 503 for the caller, not an error in the log', async () => {
+    const response = await fetch(`${url}/v1/tools/web_search`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: 'toolport' }),
+    })
+    expect(response.status).toBe(503)
+    expect((await response.json()).detail).toMatch(/No web search provider/)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    expect(service.output()).not.toMatch(/"level":"error"[^\n]*No web search provider/)
+    expect(service.output()).toMatch(/"tool":"web_search"/)
+  })
+
   it('logs JSON lines with request id, tool, tenant and outcome, and never the file contents', () => {
     const lines = service
       .output()

@@ -146,6 +146,7 @@ export function createBrowserSessions(options: SessionManagerOptions): BrowserSe
   function admits(tenant: string): void {
     if (settings.maxSessions === 0) {
       throw new ToolError('unavailable', 'Browser sessions are turned off on this deployment.', {
+        notOffered: true,
         hint: 'They need a long-lived instance (the Node server or its Docker image, with TOOLPORT_BROWSER_SESSIONS above 0); on AWS Lambda a session cannot outlive one invocation. Use screenshot or web_fetch with render for one-shot pages.',
       })
     }

@@ -127,6 +127,7 @@ export function registerSourceRoutes(app: OpenAPIHono<AppEnv>, host: SourceHost 
     assertAdmin(context.get('principal'))
     if (!host) {
       throw new ToolError('unavailable', 'This deployment serves built-in tools only.', {
+        notOffered: true,
         hint: 'Sources are off here; ask the operator.',
       })
     }

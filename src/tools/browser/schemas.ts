@@ -54,6 +54,7 @@ export function requireSessions(context: Pick<ToolContext, 'browserSessions'>): 
   const sessions = context.browserSessions
   if (!sessions) {
     throw new ToolError('unavailable', 'Browser sessions are not available on this deployment.', {
+      notOffered: true,
       hint: 'They need Chromium on a long-lived instance; use screenshot or web_fetch with render for one-shot pages.',
     })
   }

@@ -36,6 +36,7 @@ export async function pdfDryRun(request: PdfInput, context: DryRunContext) {
   const renderer = request.content_type === 'html' || (request.content_type === 'markdown' && context.browser)
   if (request.content_type === 'html' && !context.browser) {
     throw new ToolError('unavailable', 'HTML to PDF needs a browser, and this deployment has none.', {
+      notOffered: true,
       hint: 'Send the document as content_type "markdown" or "text", which render without a browser.',
     })
   }

@@ -13,6 +13,7 @@ const JobId = z.string().regex(jobIdPattern, 'must be a job_id as a 202 answer g
 function jobsOf(context: Pick<ToolContext, 'jobs'>) {
   if (!context.jobs) {
     throw new ToolError('unavailable', 'Jobs are not available here.', {
+      notOffered: true,
       hint: 'Call the tool again without ?async=true.',
     })
   }

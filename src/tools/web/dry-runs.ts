@@ -104,6 +104,7 @@ export const SearchPreview = z.object({
 export async function webSearchDryRun(input: { query: string; count: number }, context: DryRunContext) {
   if (!context.search) {
     throw new ToolError('unavailable', 'No web search provider is configured on this server.', {
+      notOffered: true,
       hint: 'The operator can set TOOLPORT_SEARXNG_URL, TOOLPORT_BRAVE_API_KEY or TOOLPORT_SEARCH_PROVIDER=duckduckgo.',
     })
   }

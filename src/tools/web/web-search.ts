@@ -26,6 +26,7 @@ export const webSearch = defineTool({
   async run(input, { search, signal }) {
     if (!search) {
       throw new ToolError('unavailable', 'No web search provider is configured on this server.', {
+        notOffered: true,
         hint: 'The operator can set TOOLPORT_SEARXNG_URL, TOOLPORT_BRAVE_API_KEY or TOOLPORT_SEARCH_PROVIDER=duckduckgo.',
       })
     }
