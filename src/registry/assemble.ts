@@ -14,20 +14,49 @@ export interface TenantSources {
   statuses: SourceStatus[]
 }
 
-/** Why a ready source's tools cannot join: a name a built-in or one of `others` (ready) has. */
+/**
+ * A tool name as a model tells names apart: case, "-", "." and runs of "_" do not count, nor "_" at
+ * either end. Two names that fold alike are one name: Read_File, read-file and read_file_ beside the
+ * built-in read_file would let a model call the wrong one.
+ */
+export function foldedName(name: string): string {
+  return name
+    .toLowerCase()
+    .replace(/[-._]+/g, '_')
+    .replace(/^_+|_+$/g, '')
+}
+
+/** Why `name` cannot join beside `other` (a name it folds alike with), owned by `owner`; a conflict message. */
+function clashMessage(name: string, other: string, owner: string | undefined): string {
+  const whose = owner === undefined ? `the built-in ${other}` : `the tool ${other} of the source ${owner}`
+  return other === name
+    ? `its tool ${name} has the name of ${whose}`
+    : `its tool ${name} spells the name of ${whose} another way`
+}
+
+/** Why a ready source's tools cannot join: a name a built-in or one of `others` (ready) has, in any spelling. */
 export function clashOf(
   source: HostedSource,
   others: readonly HostedSource[],
   builtins: ReadonlyMap<string, Tool>,
 ): string | undefined {
+  const builtinNames = foldedNames(builtins.keys())
   for (const tool of source.tools) {
-    if (builtins.has(tool.name)) return `its tool ${tool.name} has the name of the built-in ${tool.name}`
-    const owner = others.find(
-      (other) => other.state === 'ready' && other.tools.some((taken) => taken.name === tool.name),
-    )
-    if (owner) return `its tool ${tool.name} has the name of a tool of the source ${owner.id}`
+    const builtin = builtinNames.get(foldedName(tool.name))
+    if (builtin !== undefined) return clashMessage(tool.name, builtin, undefined)
+    for (const other of others) {
+      if (other.state !== 'ready') continue
+      const taken = other.tools.find((candidate) => foldedName(candidate.name) === foldedName(tool.name))
+      if (taken) return clashMessage(tool.name, taken.name, other.id)
+    }
   }
   return undefined
+}
+
+function foldedNames(names: Iterable<string>): Map<string, string> {
+  const folded = new Map<string, string>()
+  for (const name of names) folded.set(foldedName(name), name)
+  return folded
 }
 
 /**
@@ -41,6 +70,8 @@ export function assembleTenant(sources: readonly HostedSource[], builtins: Reado
   const overrides = new Map<string, Tool>()
   const missing = new Map<string, { source: string; status: SourceState; reason: string }>()
   const owners = new Map<string, string>()
+  // Folded names already in the catalog (foldedName), with their spelling: the built-ins first.
+  const taken = foldedNames(builtins.keys())
   const statuses: SourceStatus[] = []
   const operatorIds = new Set(sources.filter((source) => source.owner.kind === 'operator').map((source) => source.id))
   for (const source of sources) {
@@ -56,9 +87,8 @@ export function assembleTenant(sources: readonly HostedSource[], builtins: Reado
     } else if (source.state === 'ready') {
       const conflict = source.tools
         .map((tool) => {
-          if (builtins.has(tool.name)) return `its tool ${tool.name} has the name of the built-in ${tool.name}`
-          const owner = owners.get(tool.name)
-          return owner ? `its tool ${tool.name} has the name of a tool of the source ${owner}` : undefined
+          const other = taken.get(foldedName(tool.name))
+          return other === undefined ? undefined : clashMessage(tool.name, other, owners.get(other))
         })
         .find((problem) => problem !== undefined)
       if (conflict) {
@@ -68,6 +98,7 @@ export function assembleTenant(sources: readonly HostedSource[], builtins: Reado
           tools.push(tool)
           byName.set(tool.name, tool)
           owners.set(tool.name, source.id)
+          taken.set(foldedName(tool.name), tool.name)
         }
         if (source.owner.kind === 'operator') {
           for (const [name, tool] of source.overrides) if (!overrides.has(name)) overrides.set(name, tool)

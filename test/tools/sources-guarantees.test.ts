@@ -128,6 +128,25 @@ describe('every kind of source, like a built-in', () => {
     expect((await server.call('read_file', { path: 'nothing' }, { key: adminKey })).status).toBe(404)
   })
 
+  it('refuses a name that only spells a taken one another way (case, "-", "_" at an end)', async () => {
+    for (const [name, taken] of [
+      ['Read_File', 'built-in read_file'],
+      ['read-file', 'built-in read_file'],
+      ['read_file_', 'built-in read_file'],
+      ['FX_ECHO', 'source fx'],
+    ]) {
+      const lookalike = await put('lookalike', {
+        id: 'lookalike',
+        kind: 'alias',
+        tools: [{ name, tool: 'write_file' }],
+      })
+      expect(lookalike.status, name).toBe(409)
+      expect(lookalike.body.detail, name).toContain(taken)
+      expect(lookalike.body.detail, name).toContain('another way')
+    }
+    expect((await get('/v1/sources')).sources.map((source: { id: string }) => source.id)).not.toContain('lookalike')
+  })
+
   it("counts a tenant's own tools in /metrics without their names; an operator source keeps its own", async () => {
     const echoed = await server.call('fx_echo', { text: 'hi' }, { key: adminKey })
     expect(echoed.status, JSON.stringify(echoed.body)).toBe(200)
