@@ -41,13 +41,17 @@ export function clashOf(
   builtins: ReadonlyMap<string, Tool>,
 ): string | undefined {
   const builtinNames = foldedNames(builtins.keys())
+  // Each name folded once: a source of 1,000 tools beside another of 1,000 is 2,000 foldings, not a million.
+  const otherNames = others
+    .filter((other) => other.state === 'ready')
+    .map((other) => ({ id: other.id, names: foldedNames(other.tools.map((taken) => taken.name)) }))
   for (const tool of source.tools) {
-    const builtin = builtinNames.get(foldedName(tool.name))
+    const folded = foldedName(tool.name)
+    const builtin = builtinNames.get(folded)
     if (builtin !== undefined) return clashMessage(tool.name, builtin, undefined)
-    for (const other of others) {
-      if (other.state !== 'ready') continue
-      const taken = other.tools.find((candidate) => foldedName(candidate.name) === foldedName(tool.name))
-      if (taken) return clashMessage(tool.name, taken.name, other.id)
+    for (const other of otherNames) {
+      const taken = other.names.get(folded)
+      if (taken !== undefined) return clashMessage(tool.name, taken, other.id)
     }
   }
   return undefined
