@@ -54,6 +54,18 @@ export function clashOf(
       if (taken !== undefined) return clashMessage(tool.name, taken, other.id)
     }
   }
+  return ownClash(source)
+}
+
+/** Two tools of one source whose names fold alike (an MCP server's `Search` and `search`), as a conflict message. */
+function ownClash(source: HostedSource): string | undefined {
+  const seen = new Map<string, string>()
+  for (const tool of source.tools) {
+    const folded = foldedName(tool.name)
+    const other = seen.get(folded)
+    if (other !== undefined) return `its tools ${other} and ${tool.name} spell one name two ways`
+    seen.set(folded, tool.name)
+  }
   return undefined
 }
 
@@ -89,12 +101,13 @@ export function assembleTenant(sources: readonly HostedSource[], builtins: Reado
         tools: [],
       }
     } else if (source.state === 'ready') {
-      const conflict = source.tools
-        .map((tool) => {
-          const other = taken.get(foldedName(tool.name))
-          return other === undefined ? undefined : clashMessage(tool.name, other, owners.get(other))
-        })
-        .find((problem) => problem !== undefined)
+      const conflict =
+        source.tools
+          .map((tool) => {
+            const other = taken.get(foldedName(tool.name))
+            return other === undefined ? undefined : clashMessage(tool.name, other, owners.get(other))
+          })
+          .find((problem) => problem !== undefined) ?? ownClash(source)
       if (conflict) {
         status = { ...status, status: 'error', reason: `${conflict}; rename one of them`, tools: [] }
       } else {

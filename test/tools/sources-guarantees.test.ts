@@ -144,6 +144,16 @@ describe('every kind of source, like a built-in', () => {
       expect(lookalike.body.detail, name).toContain(taken)
       expect(lookalike.body.detail, name).toContain('another way')
     }
+    const twins = await put('lookalike', {
+      id: 'lookalike',
+      kind: 'alias',
+      tools: [
+        { name: 'Grab', tool: 'read_file' },
+        { name: 'grab', tool: 'read_file' },
+      ],
+    })
+    expect(twins.status).toBe(409)
+    expect(twins.body.detail).toContain('Grab and grab spell one name two ways')
     expect((await get('/v1/sources')).sources.map((source: { id: string }) => source.id)).not.toContain('lookalike')
   })
 
