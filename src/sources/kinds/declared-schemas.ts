@@ -30,33 +30,34 @@ export function declaredSchemas(declared: {
     declared.output_schema === undefined
       ? anyObject
       : compileSchema(declared.output_schema, 'output_schema', { root: 'object' })
-  return {
-    input,
-    output,
-    check(result, maxResponseChars) {
-      const value =
-        typeof result === 'object' && result !== null && !Array.isArray(result)
-          ? (result as Record<string, unknown>)
-          : { result }
-      const checked = output.validator.safeParse(value)
-      if (!checked.success) {
-        const issue = checked.error.issues[0]
-        const field = issue?.path.join('.') || '(root)'
-        throw new ToolError(
-          'connection',
-          `${declared.name} answered with a result that does not match its output_schema (${field}: ${issue?.message}).`,
-          { hint: 'The source is broken or its manifest is out of date; tell the operator.', details: { field } },
-        )
-      }
-      const size = JSON.stringify(checked.data).length
-      if (size > maxResponseChars) {
-        throw new ToolError(
-          'size_exceeded',
-          `${declared.name} answered with ${size} characters; a result may have at most ${maxResponseChars}.`,
-          { hint: 'Ask the tool for less in one call (a narrower query, fewer items, a smaller range).' },
-        )
-      }
-      return checked.data as Record<string, unknown>
-    },
+  return { input, output, check: resultCheck(declared.name, output) }
+}
+
+/** DeclaredSchemas.check for an output schema compiled already (an MCP server's outputSchema). */
+export function resultCheck(name: string, output: CompiledSchema): DeclaredSchemas['check'] {
+  return function check(result, maxResponseChars) {
+    const value =
+      typeof result === 'object' && result !== null && !Array.isArray(result)
+        ? (result as Record<string, unknown>)
+        : { result }
+    const checked = output.validator.safeParse(value)
+    if (!checked.success) {
+      const issue = checked.error.issues[0]
+      const field = issue?.path.join('.') || '(root)'
+      throw new ToolError(
+        'connection',
+        `${name} answered with a result that does not match its output_schema (${field}: ${issue?.message}).`,
+        { hint: 'The source is broken or its manifest is out of date; tell the operator.', details: { field } },
+      )
+    }
+    const size = JSON.stringify(checked.data).length
+    if (size > maxResponseChars) {
+      throw new ToolError(
+        'size_exceeded',
+        `${name} answered with ${size} characters; a result may have at most ${maxResponseChars}.`,
+        { hint: 'Ask the tool for less in one call (a narrower query, fewer items, a smaller range).' },
+      )
+    }
+    return checked.data as Record<string, unknown>
   }
 }

@@ -3,7 +3,7 @@ import { defineTool, type Tool } from '../../tools/tool'
 import { maxToolsPerSource, toolNamePattern } from '../declared'
 import { compileSchema } from '../schema-compiler'
 import type { LoadedSource, SourceKind } from '../types'
-import { declaredSchemas } from './declared-schemas'
+import { resultCheck } from './declared-schemas'
 import { type Connection, createConnection } from './mcp-client'
 import { listAllTools } from './mcp-connection'
 import { connectTimeoutMs, connectTimeoutOf, type McpManifest } from './mcp-manifest'
@@ -62,9 +62,8 @@ function sourceTool(manifest: McpManifest, upstream: UpstreamTool, connection: C
   } catch (error) {
     return `skipped ${upstream.name}: ${(error as Error).message}`
   }
-  const checked = output
-    ? declaredSchemas({ name, input_schema: upstream.inputSchema, output_schema: upstream.outputSchema })
-    : undefined
+  // The output schema compiled above, not a second time.
+  const check = output ? resultCheck(name, output) : undefined
   const timeoutMs = manifest.timeout_seconds * 1000
   return defineTool({
     name,
@@ -89,7 +88,7 @@ function sourceTool(manifest: McpManifest, upstream: UpstreamTool, connection: C
     async run(args, tool) {
       const result = await connection.call(upstream.name, args as Record<string, unknown>, tool.signal, timeoutMs)
       if (result.isError === true) throw failedCall(result, manifest.id, name)
-      if (checked) return checked.check(result.structuredContent, tool.limits.maxResponseChars)
+      if (check) return check(result.structuredContent, tool.limits.maxResponseChars)
       return textOutputOf(result, tool)
     },
     async dryRun(args) {
