@@ -4,7 +4,7 @@ import { createJobStore } from '../jobs/job-store'
 import { errorToProblem } from '../jobs/problem'
 import { createJobRunner, type JobDispatch, type JobRunner } from '../jobs/runner'
 import type { JobSettings } from '../jobs/settings'
-import { type JobRecord, publicJob } from '../jobs/types'
+import { type JobRecord, jobStatusUrl, publicJob } from '../jobs/types'
 import type { HttpClient } from '../net/http'
 import type { ObjectStore } from '../storage/store'
 
@@ -43,7 +43,7 @@ export function createCallJobs(deps: CallJobsDeps): JobRunner {
     async onFinished(job) {
       const http = deps.http
       if (!job.callback_url || !http) return
-      const statusUrl = `${deps.statusOrigin(job)}/v1/jobs/${job.id}`
+      const statusUrl = jobStatusUrl(deps.statusOrigin(job), job.id)
       await deliverCallback(job.callback_url, publicJob(job, statusUrl), {
         http,
         secret: deps.secret,

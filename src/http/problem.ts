@@ -23,6 +23,9 @@ export const Problem = z
   .passthrough()
   .openapi('Problem')
 
+/** The content of every problem response in the OpenAPI document. */
+export const problemContent = { 'application/problem+json': { schema: Problem } }
+
 export function problemType(code: ErrorCode): string {
   return `urn:toolport:problem:${code}`
 }

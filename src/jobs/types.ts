@@ -43,6 +43,11 @@ export function jobHint(job: Pick<JobRecord, 'id' | 'status' | 'tool'>): string 
 }
 
 /** What GET /v1/jobs/{id} shows: everything but the internals. */
+/** Where a job is polled: GET {origin}/v1/jobs/{id}, the one spelling of that URL. */
+export function jobStatusUrl(origin: string, id: string): string {
+  return `${origin}/v1/jobs/${id}`
+}
+
 export function publicJob(job: JobRecord, statusUrl: string) {
   return {
     job_id: job.id,

@@ -7,7 +7,7 @@ import type { Caller } from '../../caller/caller'
 import { ToolError } from '../../core/errors'
 import type { JsonSchema } from '../../core/json-schema'
 import type { Logger } from '../../core/logger'
-import { publicJob } from '../../jobs/types'
+import { jobStatusUrl, publicJob } from '../../jobs/types'
 import { stripNullOptionals } from '../../platforms/nulls'
 import type { Tool, ToolEvent } from '../../tools/tool'
 import type { AppEnv } from '../env'
@@ -99,7 +99,7 @@ export async function callTool(
     const outcome = await call.caller.run(prepared, { async: false, callbackUrl: null })
     if ('output' in outcome) return resultOf(outcome.output, call.version)
     const origin = context.get('linkOrigin')
-    return handedOver(publicJob(outcome.job, `${origin}/v1/jobs/${outcome.job.id}`))
+    return handedOver(publicJob(outcome.job, jobStatusUrl(origin, outcome.job.id)))
   } catch (error) {
     const problem = problemBody(error, context, call.log)
     // A task request must get a task or a protocol error; a tool error result is neither (the SDK

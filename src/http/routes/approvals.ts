@@ -2,10 +2,9 @@ import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi'
 import type { Caller } from '../../caller/caller'
 import { recordIdPattern } from '../../storage/json-records'
 import type { AppEnv } from '../env'
-import { Problem } from '../problem'
+import { problemContent } from '../problem'
 import { assertKnownQuery } from '../query'
 
-const problemContent = { 'application/problem+json': { schema: Problem } }
 const ApprovalId = z
   .string()
   .regex(recordIdPattern)

@@ -1,16 +1,14 @@
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi'
 import { ToolError } from '../../core/errors'
 import type { JobAccess } from '../../jobs/access'
-import { publicJob } from '../../jobs/types'
+import { jobStatusUrl, publicJob } from '../../jobs/types'
 import { JobView, jobIdPattern } from '../../jobs/view'
 import type { AppEnv } from '../env'
-import { Problem } from '../problem'
+import { problemContent } from '../problem'
 import { assertKnownQuery } from '../query'
 
 // Built with zod-openapi's own z (which knows .openapi) from the jobs module's shape.
 export const Job = z.object(JobView.shape).openapi('Job')
-
-const problemContent = { 'application/problem+json': { schema: Problem } }
 
 /** What any authenticated route may answer besides its own outcomes. */
 export const commonErrors = {
@@ -28,10 +26,6 @@ function notFound(id: string): ToolError {
   return new ToolError('not_found', `No job ${id} for this key.`, {
     hint: 'Jobs expire after a while and are visible only to the tenant that started them.',
   })
-}
-
-export function jobStatusUrl(origin: string, id: string): string {
-  return `${origin}/v1/jobs/${id}`
 }
 
 /** GET /v1/jobs/{id}, as the OpenAPI document describes it. */

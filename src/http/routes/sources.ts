@@ -6,7 +6,7 @@ import { sourceIdPattern } from '../../sources/declared'
 import { maxManifestBytes, SourceManifest } from '../../sources/manifest'
 import type { AppEnv } from '../env'
 import { limitBody } from '../middleware/body-limit'
-import { Problem } from '../problem'
+import { problemContent } from '../problem'
 
 const SourceStatus = z
   .object({
@@ -21,7 +21,6 @@ const SourceStatus = z
   })
   .openapi('SourceStatus')
 
-const problemContent = { 'application/problem+json': { schema: Problem } }
 const SourceIdParam = z
   .string()
   .regex(sourceIdPattern)

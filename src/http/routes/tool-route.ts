@@ -1,7 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi'
 import type { Tool } from '../../tools/tool'
 import { PendingApproval } from '../approval-schemas'
-import { Problem } from '../problem'
+import { problemContent } from '../problem'
 import { WorkspaceId } from '../workspace-param'
 import { Job } from './jobs'
 
@@ -38,8 +38,6 @@ const DryRunFlag = flag()
     description:
       "true: change and send nothing and return { dry_run: true, preview }: what the call would do (a unified diff, what would be deleted, the command's policy verdict and working directory, the request and address verdict, the output path and page setup). A call that would be refused answers that refusal instead; a preview past the response limit is cut, with truncated: true and a hint.",
   })
-
-const problemContent = { 'application/problem+json': { schema: Problem } }
 
 function errorResponses(tool: Tool) {
   const responses: Record<number, { description: string; content: typeof problemContent }> = {

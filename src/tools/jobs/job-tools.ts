@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { ToolError } from '../../core/errors'
-import { isFinished, type JobRecord, publicJob } from '../../jobs/types'
+import { isFinished, type JobRecord, jobStatusUrl, publicJob } from '../../jobs/types'
 import { JobView, jobIdPattern } from '../../jobs/view'
 import { defineTool, type Tool, type ToolContext } from '../tool'
 
@@ -29,7 +29,7 @@ function notFound(id: string): ToolError {
 
 function view(job: JobRecord, context: ToolContext) {
   const origin = context.origin ?? ''
-  return publicJob(job, `${origin}/v1/jobs/${job.id}`)
+  return publicJob(job, jobStatusUrl(origin, job.id))
 }
 
 /**
