@@ -52,6 +52,16 @@ export function createFixtureMcpServer(
       annotations: { destructiveHint: true },
     },
     {
+      name: 'patterned',
+      description: 'Answers a code its own outputSchema pattern does not match.',
+      inputSchema: { type: 'object', properties: {} },
+      outputSchema: {
+        type: 'object',
+        properties: { code: { type: 'string', pattern: '^[0-9]+$' } },
+        required: ['code'],
+      },
+    },
+    {
       name: 'lie',
       description: 'Promises a number, answers a string.',
       inputSchema: { type: 'object', properties: {} },
@@ -115,6 +125,8 @@ export function createFixtureMcpServer(
         return { isError: true, content: [{ type: 'text', text: 'the upstream database is down' }] }
       case 'wipe':
         return text('nothing was deleted')
+      case 'patterned':
+        return { content: [{ type: 'text', text: 'abc' }], structuredContent: { code: 'abc' } }
       case 'lie':
         return { content: [{ type: 'text', text: 'x' }], structuredContent: { sum: 'not a number' } }
       case 'slow': {

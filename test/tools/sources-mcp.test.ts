@@ -72,6 +72,11 @@ describe('an mcp source over Streamable HTTP', () => {
     const lied = await call('fx_lie', {})
     expect(lied.status).toBe(502)
     expect(lied.body.code).toBe('connection')
+    // A server's own pattern is never run (a backtracking one froze the service): the result is
+    // checked against the schema toolport compiled, whose patterns are not evaluated.
+    const patterned = await call('fx_patterned', {})
+    expect(patterned.status, JSON.stringify(patterned.body)).toBe(200)
+    expect(patterned.body).toEqual({ code: 'abc' })
     const slow = await call('fx_slow', { ms: 5000 })
     expect(slow.status).toBe(504)
     expect(slow.body.code).toBe('timeout')

@@ -2,6 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import { JSONRPCMessageSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
+import type { JsonSchemaValidator, jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js'
 import { ToolError } from '../../core/errors'
 import { resolveSecrets } from '../declared'
 import type { SourceLoadContext } from '../types'
@@ -20,6 +21,19 @@ export interface Connection {
 }
 
 /**
+ * The SDK client checks each structuredContent against the server's outputSchema with Ajv, on the
+ * service's thread, patterns included: a server whose schema says `"pattern": "^(a+)+$"` froze every
+ * tenant's calls for a minute (an outside audit). toolport checks the result itself with the schema it
+ * compiled (declared-schemas.ts resultCheck), which never runs a server's pattern, so the client's own
+ * check lets every result through (and compiles nothing).
+ */
+const resultsUnchecked: jsonSchemaValidator = {
+  getValidator<T>(): JsonSchemaValidator<T> {
+    return (input) => ({ valid: true, data: input as T, errorMessage: undefined })
+  },
+}
+
+/**
  * The source's one connection to its server, opened on demand: kept warm with an idle timer where the
  * runtime allows, opened per call where it does not (Lambda), and opened again after the server died.
  */
@@ -31,7 +45,10 @@ export function createConnection(manifest: McpManifest, context: SourceLoadConte
   const listeners: Array<() => void> = []
 
   async function open(): Promise<{ client: Client; transport: Transport }> {
-    const client = new Client({ name: 'toolport', version: '0.1.0' }, { capabilities: {} })
+    const client = new Client(
+      { name: 'toolport', version: '0.1.0' },
+      { capabilities: {}, jsonSchemaValidator: resultsUnchecked },
+    )
     const transport = await transportFor(manifest, context)
     lastTransport = transport
     const closed = () => {
