@@ -253,6 +253,7 @@ function createAppSources(deps: AppDeps, builtins: readonly Tool[], services: To
     upstreamRefreshMs: config.registry.upstreamRefreshMs,
     tenantKinds: config.registry.tenantKinds,
     maxTenantSources: config.registry.maxTenantSources,
+    maxTenantSourceTools: config.registry.maxTenantSourceTools,
     http: services.http,
     httpAllowing: runtime.httpAllowing,
     processes: runtime.processes,

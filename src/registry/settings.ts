@@ -43,6 +43,12 @@ export const registrySettings = defineSettings({
       default: '50',
       description: 'Sources one tenant may register.',
     }),
+    TOOLPORT_TENANT_SOURCE_TOOLS_MAX: variable({
+      schema: positiveInteger.max(1_000_000),
+      default: '2000',
+      description:
+        "Tools one tenant's sources may hold together. Each loaded tool keeps its compiled schemas in memory (up to ~0.2 MB for a wide schema), so this bounds what one tenant admin can make the service hold.",
+    }),
     TOOLPORT_COMPAT_PACKS: variable({
       schema: commaList(z.enum(compatPackNames), 'not a compat pack', `use ${compatPackNames.join(', ')}`),
       example: 'boris,bond',
@@ -60,6 +66,7 @@ export const registrySettings = defineSettings({
       // commaList keeps only entries its item schema (the enums above) accepted.
       tenantKinds: values.TOOLPORT_TENANT_SOURCE_KINDS as TenantSourceKind[],
       maxTenantSources: values.TOOLPORT_TENANT_SOURCES_MAX,
+      maxTenantSourceTools: values.TOOLPORT_TENANT_SOURCE_TOOLS_MAX,
       compatPacks: values.TOOLPORT_COMPAT_PACKS as CompatPackName[],
     }
   },

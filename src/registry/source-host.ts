@@ -33,6 +33,8 @@ export interface SourceHostDeps {
   tenantKinds: readonly TenantSourceKind[]
   /** Sources per tenant. */
   maxTenantSources: number
+  /** Tools of one tenant's sources together (TOOLPORT_TENANT_SOURCE_TOOLS_MAX). */
+  maxTenantSourceTools: number
   /** The service's outbound client: every address rule, TOOLPORT_FETCH_ALLOW_HOSTS the only exception. */
   http: HttpClient | undefined
   /** The same client, also allowing the hosts an operator manifest names (its upstream may be private). */
@@ -209,7 +211,22 @@ export function createSourceHost(deps: SourceHostDeps): SourceHost {
       // 409 naming both, rather than stored to break the source that had them (or a built-in) later.
       const next = set.candidate(id, definition)
       await Promise.race([next.load(), delay(loadTimeoutMs + 1_000)])
-      const others = [...operatorEntries(), ...set.ordered().filter((source) => source.id !== id)]
+      const tenantOthers = set.ordered().filter((source) => source.id !== id)
+      // A budget of tools per tenant, counted once loaded (an MCP server or an OpenAPI document names
+      // its own): 38 sources of 1,000 wide tools, each within the manifest limits, exhausted the heap.
+      const total = tenantOthers.reduce((sum, source) => sum + source.tools.length, next.tools.length)
+      if (total > deps.maxTenantSourceTools) {
+        await next.close()
+        throw new ToolError(
+          'size_exceeded',
+          `The source ${id} was not registered: this tenant's sources would hold ${total} tools, and ${deps.maxTenantSourceTools} is the most allowed.`,
+          {
+            hint: "Register fewer tools (a smaller manifest, or `tools` to pick an MCP server's), or remove a source first.",
+            details: { field: 'tools' },
+          },
+        )
+      }
+      const others = [...operatorEntries(), ...tenantOthers]
       const clash = next.state === 'ready' ? clashOf(next, others, builtinNames) : undefined
       if (clash) {
         await next.close()

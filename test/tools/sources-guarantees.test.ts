@@ -261,3 +261,42 @@ describe('key scopes and aliases', () => {
     expect((await aliases.call('wr', { path: 'c.txt', content: 'x' }, { key: aliasScoped })).status).toBe(403)
   })
 })
+
+describe("a tenant's budget of source tools (TOOLPORT_TENANT_SOURCE_TOOLS_MAX)", () => {
+  const admin = 'budget-admin-key-0123456789'
+  let budgeted: TestServer
+
+  beforeAll(async () => {
+    budgeted = await startTestServer(
+      { TOOLPORT_TENANT_SOURCE_TOOLS_MAX: '3' },
+      { fileKeys: [{ tenant: 'acme', key: admin, admin: true }] },
+    )
+  })
+  afterAll(async () => {
+    await budgeted?.stop()
+  })
+
+  const aliases = (id: string, names: string[]) => ({
+    id,
+    kind: 'alias',
+    tools: names.map((name) => ({ name, tool: 'read_file' })),
+  })
+
+  it('refuses a source that would take the tenant past it with 413, stores nothing, and keeps the rest', async () => {
+    expect((await putSource(budgeted, admin, aliases('one', ['r_one', 'r_two']))).status).toBe(201)
+    const over = await putSource(budgeted, admin, aliases('two', ['r_three', 'r_four']))
+    expect(over.status).toBe(413)
+    expect(over.body).toMatchObject({ code: 'size_exceeded', field: 'tools' })
+    expect(over.body.detail).toContain('would hold 4 tools, and 3 is the most allowed')
+    const listed = await (
+      await fetch(`${budgeted.url}/v1/sources`, { headers: { authorization: `Bearer ${admin}` } })
+    ).json()
+    expect(listed.sources.map((source: { id: string }) => source.id)).not.toContain('two')
+    // Replacing a source counts its new tools instead of its old ones.
+    expect((await putSource(budgeted, admin, aliases('one', ['r_one', 'r_two', 'r_three']))).status).toBe(200)
+    await budgeted.call('write_file', { path: 'kept.txt', content: 'budget' }, { key: admin })
+    const read = await budgeted.call('r_three', { path: 'kept.txt' }, { key: admin })
+    expect(read.status, JSON.stringify(read.body)).toBe(200)
+    expect(read.body.content).toBe('budget')
+  })
+})
