@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -25,6 +25,36 @@ describe('image choice', () => {
     }
   })
 })
+
+describe('the workspace copy on the host', () => {
+  it('keeps no setuid or setgid file a command made, while the file itself is kept', async () => {
+    const server = await startTestServer({ TOOLPORT_SANDBOX: 'bwrap' }, { shell: true })
+    try {
+      const made = await server.call('execute_command', {
+        command: 'cp /bin/sh suid && chmod 4755 suid && cp /bin/sh sgid && chmod 2755 sgid && echo ok',
+      })
+      expect(made.status, JSON.stringify(made.body)).toBe(200)
+      expect(made.body.stdout).toBe('ok\n')
+      const copies = await findFiles(join(server.dataDir, 'work'), ['suid', 'sgid'])
+      expect(copies.length).toBeGreaterThanOrEqual(2)
+      for (const copy of copies) expect((await stat(copy)).mode & 0o6000, copy).toBe(0)
+      expect((await server.call('list_files', {})).body.entries.map((entry: { path: string }) => entry.path)).toEqual(
+        expect.arrayContaining(['suid', 'sgid']),
+      )
+    } finally {
+      await server.stop()
+    }
+  })
+})
+
+/** Every file below `root` named one of `names`, without following links. */
+async function findFiles(root: string, names: string[]): Promise<string[]> {
+  const found: string[] = []
+  for (const entry of await readdir(root, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile() && names.includes(entry.name)) found.push(join(entry.parentPath, entry.name))
+  }
+  return found
+}
 
 describe('without a sandbox', () => {
   it('answers 503 unavailable with a hint instead of running unsandboxed', async () => {

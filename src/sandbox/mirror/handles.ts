@@ -179,6 +179,9 @@ export async function walkHandles(
       // Only in a tree nothing writes to any more (unlock), where no folder on the way can be swapped for a link.
       const stats = lstatOrNull(frame.full ? Buffer.concat([frame.full, name]) : at)
       if (!stats) continue
+      // A command may leave a setuid or setgid file in the copy, which stays on the host between calls:
+      // the bits go (storage keeps no modes), so no host user can run it as the sandbox's uid.
+      if (unlock && stats.isFile() && (stats.mode & 0o6000n) !== 0n) chmodSync(at, Number(stats.mode & 0o777n))
       const entry: HandleEntry = { name, parents: frame.path, stats, at }
       const entered = walker.enter(entry)
       const verdict = entered instanceof Promise ? await entered : entered
