@@ -36,6 +36,7 @@ export function compileSchema(schema: unknown, field: string, options: { root: '
     throw invalid(field, `is ${text.length} bytes; a schema may have at most ${schemaLimits.bytes}`)
   }
   const normalized = normalize(schema, field, 0, { count: 0 }) as JsonSchema
+  assertRefsLead(normalized, field)
   if (options.root === 'object' && !acceptsObjects(normalized)) {
     throw invalid(field, 'must describe an object (type: "object"), since tool input and output are JSON objects')
   }
@@ -43,6 +44,80 @@ export function compileSchema(schema: unknown, field: string, options: { root: '
     return { published: normalized, validator: z.fromJSONSchema(validatorOf(normalized) as never) as AnyZodObject }
   } catch (error) {
     throw invalid(field, (error as Error).message.replace(/\.$/, ''))
+  }
+}
+
+/**
+ * Every `$ref` must point at a schema of this document, and no schema may come back to itself through
+ * `$ref`s and combinators alone (allOf, anyOf, oneOf, not, if/then/else), without a property or an
+ * item between: `a: {$ref: b}, b: {$ref: a}`, or `{allOf: [{$ref: "#"}]}`, describes no value, and
+ * validating with it recursed until the stack ran out, which every call then met as "the input nests
+ * too deeply". Recursion through properties or items (a tree) is fine.
+ */
+function assertRefsLead(root: JsonSchema, field: string): void {
+  const resolve = (pointer: string): unknown => {
+    let at: unknown = root
+    for (const raw of pointer === '#' ? [] : pointer.slice(2).split('/')) {
+      // A fragment's JSON Pointer: percent-decoded (openapi-operations.ts encodes names), then ~1 and ~0.
+      const key = percentDecoded(raw).replaceAll('~1', '/').replaceAll('~0', '~')
+      at = isObject(at) ? at[key] : Array.isArray(at) ? at[Number(key)] : undefined
+    }
+    return at
+  }
+  // The schemas a value must match as a whole, beside this one: where a cycle would never end.
+  const sameValue = (node: JsonSchema, path: string): Array<{ schema: unknown; path: string }> => {
+    const next: Array<{ schema: unknown; path: string }> = []
+    if (typeof node.$ref === 'string') {
+      const target = resolve(node.$ref)
+      if (!isObject(target) && typeof target !== 'boolean') {
+        throw invalid(`${path}.$ref`, `${JSON.stringify(node.$ref.slice(0, 100))} points at no schema of this document`)
+      }
+      next.push({ schema: target, path: `${path}.$ref` })
+    }
+    for (const key of ['allOf', 'anyOf', 'oneOf']) {
+      const list = node[key]
+      if (Array.isArray(list)) list.forEach((schema, index) => next.push({ schema, path: `${path}.${key}.${index}` }))
+    }
+    for (const key of ['not', 'if', 'then', 'else'])
+      if (node[key] !== undefined) next.push({ schema: node[key], path: `${path}.${key}` })
+    return next
+  }
+  const done = new Set<unknown>()
+  const onPath = new Set<unknown>()
+  // `start`: where the search began, the field a refusal names (a path through $refs is no field).
+  const follow = (node: unknown, path: string, start: string): void => {
+    if (!isObject(node) || done.has(node)) return
+    if (onPath.has(node)) {
+      throw invalid(
+        start,
+        'leads back to itself through $refs and combinators alone (no property or item between), so it describes no value',
+      )
+    }
+    onPath.add(node)
+    for (const step of sameValue(node, path)) follow(step.schema, step.path, start)
+    onPath.delete(node)
+    done.add(node)
+  }
+  // Every schema of the document, each the start of a search (not const, enum or default values).
+  const visit = (node: unknown, path: string): void => {
+    if (!isObject(node)) return
+    follow(node, path, path)
+    for (const [key, value] of Object.entries(node)) {
+      if (schemaMaps.has(key) && isObject(value)) {
+        for (const [name, schema] of Object.entries(value)) visit(schema, `${path}.${key}.${name}`)
+      } else if ((schemaLists.has(key) || key === 'prefixItems') && Array.isArray(value)) {
+        value.forEach((schema, index) => visit(schema, `${path}.${key}.${index}`))
+      } else if (schemaValues.has(key)) visit(value, `${path}.${key}`)
+    }
+  }
+  visit(root, field)
+}
+
+function percentDecoded(text: string): string {
+  try {
+    return decodeURIComponent(text)
+  } catch {
+    return text
   }
 }
 

@@ -394,6 +394,36 @@ describe('hostile manifests', () => {
       },
       'tools.0.input_schema.properties.a.pattern',
     ],
+    [
+      'a $ref loop that passes through no property',
+      {
+        ...base,
+        tools: [
+          {
+            ...declared,
+            input_schema: {
+              type: 'object',
+              properties: { x: { $ref: '#/$defs/a' } },
+              $defs: { a: { $ref: '#/$defs/b' }, b: { $ref: '#/$defs/a' } },
+            },
+          },
+        ],
+      },
+      'tools.0.input_schema.properties.x',
+    ],
+    [
+      'a schema that is one of its own allOf',
+      { ...base, tools: [{ ...declared, input_schema: { type: 'object', allOf: [{ $ref: '#' }] } }] },
+      'tools.0.input_schema',
+    ],
+    [
+      'a $ref to nothing',
+      {
+        ...base,
+        tools: [{ ...declared, input_schema: { type: 'object', properties: { x: { $ref: '#/$defs/gone' } } } }],
+      },
+      'tools.0.input_schema.properties.x.$ref',
+    ],
     ['two tools of one name', { ...base, tools: [declared, declared] }, 'tools.1.name'],
     ['a file: URL', { ...base, url: 'file:///etc/passwd', tools: [declared] }, 'url'],
   ])('refuses %s with 400 naming the field', async (_, manifest, field) => {
@@ -402,6 +432,21 @@ describe('hostile manifests', () => {
     expect(response.body.code).toBe('validation')
     if (field) expect(response.body.field).toBe(field)
     expect(response.body.hint.length).toBeGreaterThan(10)
+  })
+
+  it('takes a schema that recurses through a property (a tree), and a default that looks like a $ref', async () => {
+    const tree = {
+      type: 'object',
+      properties: { root: { $ref: '#/$defs/node' }, note: { type: 'object', default: { $ref: 'not-a-schema' } } },
+      $defs: { node: { type: 'object', properties: { children: { type: 'array', items: { $ref: '#/$defs/node' } } } } },
+    }
+    const response = await sources('PUT', '/tree', adminKey, {
+      ...base,
+      id: 'tree',
+      tools: [{ ...declared, name: 'tree_tool', input_schema: tree }],
+    })
+    expect(response.status, JSON.stringify(response.body)).toBe(201)
+    await sources('DELETE', '/tree', adminKey)
   })
 
   it('suggests the field a misspelling meant', async () => {
