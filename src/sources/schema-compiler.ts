@@ -76,7 +76,8 @@ function assertRefsLead(root: JsonSchema, field: string): void {
     }
     for (const key of ['allOf', 'anyOf', 'oneOf']) {
       const list = node[key]
-      if (Array.isArray(list)) list.forEach((schema, index) => next.push({ schema, path: `${path}.${key}.${index}` }))
+      if (!Array.isArray(list)) continue
+      for (const [index, schema] of list.entries()) next.push({ schema, path: `${path}.${key}.${index}` })
     }
     for (const key of ['not', 'if', 'then', 'else'])
       if (node[key] !== undefined) next.push({ schema: node[key], path: `${path}.${key}` })
@@ -106,7 +107,7 @@ function assertRefsLead(root: JsonSchema, field: string): void {
       if (schemaMaps.has(key) && isObject(value)) {
         for (const [name, schema] of Object.entries(value)) visit(schema, `${path}.${key}.${name}`)
       } else if ((schemaLists.has(key) || key === 'prefixItems') && Array.isArray(value)) {
-        value.forEach((schema, index) => visit(schema, `${path}.${key}.${index}`))
+        for (const [index, schema] of value.entries()) visit(schema, `${path}.${key}.${index}`)
       } else if (schemaValues.has(key)) visit(value, `${path}.${key}`)
     }
   }
