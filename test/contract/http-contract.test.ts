@@ -80,6 +80,9 @@ describe('client mistakes get problem+json, never a 500', () => {
     const missing = await fetch(`${server.url}/v1/nothing-here`)
     expect(missing.status).toBe(404)
     expect((await missing.json()).code).toBe('not_found')
+    // A route of the very method that finds nothing stays a 404 (an unknown docs asset, a job).
+    expect((await fetch(`${server.url}/docs/assets/package.json`)).status).toBe(404)
+    expect((await fetch(`${server.url}/v1/jobs/00000000-0000-4000-8000-000000000000`)).status).toBe(404)
   })
 
   it('malformed JSON: 400 validation', async () => {

@@ -30,7 +30,9 @@ export function registerFallbacks(app: OpenAPIHono<AppEnv>, registry: ToolRegist
     const { method, path } = context.req
     // A route that exists under other methods is 405 with Allow, as HTTP asks, not "no such route".
     const allowed = methodsFor(path)
-    if (allowed.length > 0) {
+    // A route of this very method that found nothing (an unknown docs asset) is a 404 like any other.
+    const sameMethod = allowed.includes(method) || (method === 'HEAD' && allowed.includes('GET'))
+    if (allowed.length > 0 && !sameMethod) {
       return problemResponse(
         context,
         new ToolError('method_not_allowed', `${method} is not allowed on ${path}.`, {
