@@ -80,9 +80,9 @@ export function validationError(error: ZodError, subject: string, schema?: JsonS
 
 // A problem names what the client sent, but never echoes megabytes of it: a 5 MB field name, or
 // 500,000 unknown ones, is named by its first characters and the first few.
-const echoedNameChars = 100
+export const echoedNameChars = 100
 const echoedNames = 5
-const echoed = (name: string) => (name.length > echoedNameChars ? `${name.slice(0, echoedNameChars)}…` : name)
+export const echoed = (name: string) => (name.length > echoedNameChars ? `${name.slice(0, echoedNameChars)}…` : name)
 
 function unknownFieldError(path: readonly PropertyKey[], keys: readonly string[], schema?: JsonSchema): ToolError {
   const parent = echoed(path.map(String).join('.'))

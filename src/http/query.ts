@@ -1,8 +1,6 @@
 import { closestName } from '../core/closest-name'
 import { ToolError } from '../core/errors'
-
-/** At most this much of a name a client sent goes into a message: a problem never echoes a megabyte. */
-const echoedNameChars = 100
+import { echoed, echoedNameChars } from './problem'
 
 /**
  * Refuses a query parameter the route does not take, or one given more than once. Dropped silently, a
@@ -15,7 +13,8 @@ export function assertKnownQuery(url: string, known: readonly string[]): void {
   const end = url.indexOf('#', start)
   const seen = new Set<string>()
   for (const name of new URLSearchParams(url.slice(start + 1, end === -1 ? undefined : end)).keys()) {
-    const shown = JSON.stringify(name.length > echoedNameChars ? `${name.slice(0, echoedNameChars)}…` : name)
+    // Cut as every problem cuts what it names: a problem never echoes a megabyte.
+    const shown = JSON.stringify(echoed(name))
     if (!known.includes(name)) {
       const guess = closestName(name, known)
       const takes = known.length === 0 ? 'This route takes no query parameter.' : `It takes: ${known.join(', ')}.`
