@@ -201,6 +201,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
   registerCatalogRoute(app, registry)
   registerMcpRoute(app, {
     caller,
+    jobs,
     log,
     version: serviceVersion,
     maxBodyBytes: config.calls.maxBodyBytes,

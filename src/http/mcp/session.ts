@@ -8,7 +8,7 @@ import {
 import type { Context } from 'hono'
 import type { Caller } from '../../caller/caller'
 import type { Logger } from '../../core/logger'
-import { jobAccess } from '../../jobs/access'
+import type { JobAccess } from '../../jobs/access'
 import { type McpTool, toMcpTool } from '../../platforms/mcp'
 import type { ToolRegistry } from '../../registry/registry'
 import type { Tool } from '../../tools/tool'
@@ -19,6 +19,8 @@ import { jobTaskStore, taskPollMs } from './tasks'
 
 export interface McpDeps {
   caller: Caller
+  /** The app's one view of the jobs a key may see, as REST's and the job tools' (MCP tasks). */
+  jobs: JobAccess
   log: Logger
   version: string
 }
@@ -65,7 +67,7 @@ export async function answerMcp(
     {
       // Only what is delivered: no tools/list_changed (a stateless server has no channel for it).
       capabilities: { tools: { listChanged: false }, tasks: { cancel: {}, requests: { tools: { call: {} } } } },
-      taskStore: jobTaskStore(jobAccess(deps.caller.jobs), principal, version),
+      taskStore: jobTaskStore(deps.jobs, principal, version),
       defaultTaskPollInterval: taskPollMs,
     },
   )
