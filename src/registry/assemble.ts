@@ -40,19 +40,33 @@ export function clashOf(
   others: readonly HostedSource[],
   builtins: ReadonlyMap<string, Tool>,
 ): string | undefined {
-  const builtinNames = foldedNames(builtins.keys())
   // Each name folded once: a source of 1,000 tools beside another of 1,000 is 2,000 foldings, not a million.
-  const otherNames = others
-    .filter((other) => other.state === 'ready')
-    .map((other) => ({ id: other.id, names: foldedNames(other.tools.map((taken) => taken.name)) }))
-  for (const tool of source.tools) {
-    const folded = foldedName(tool.name)
-    const builtin = builtinNames.get(folded)
-    if (builtin !== undefined) return clashMessage(tool.name, builtin, undefined)
-    for (const other of otherNames) {
-      const taken = other.names.get(folded)
-      if (taken !== undefined) return clashMessage(tool.name, taken, other.id)
+  const taken = foldedNames(builtins.keys())
+  const owners = new Map<string, string>()
+  for (const other of others) {
+    if (other.state !== 'ready') continue
+    for (const tool of other.tools) {
+      const folded = foldedName(tool.name)
+      if (taken.has(folded)) continue
+      taken.set(folded, tool.name)
+      owners.set(tool.name, other.id)
     }
+  }
+  return conflictOf(source, taken, owners)
+}
+
+/**
+ * The first of the source's tools whose name folds like one in `taken` (folded → as spelled; `owners`
+ * names the source of each that is not a built-in), or two of its own that fold alike.
+ */
+function conflictOf(
+  source: HostedSource,
+  taken: ReadonlyMap<string, string>,
+  owners: ReadonlyMap<string, string>,
+): string | undefined {
+  for (const tool of source.tools) {
+    const other = taken.get(foldedName(tool.name))
+    if (other !== undefined) return clashMessage(tool.name, other, owners.get(other))
   }
   return ownClash(source)
 }
@@ -101,13 +115,7 @@ export function assembleTenant(sources: readonly HostedSource[], builtins: Reado
         tools: [],
       }
     } else if (source.state === 'ready') {
-      const conflict =
-        source.tools
-          .map((tool) => {
-            const other = taken.get(foldedName(tool.name))
-            return other === undefined ? undefined : clashMessage(tool.name, other, owners.get(other))
-          })
-          .find((problem) => problem !== undefined) ?? ownClash(source)
+      const conflict = conflictOf(source, taken, owners)
       if (conflict) {
         status = { ...status, status: 'error', reason: `${conflict}; rename one of them`, tools: [] }
       } else {
