@@ -1,5 +1,6 @@
 import type { Context } from 'hono'
 import { ToolError } from '../core/errors'
+import { echoed } from './problem'
 
 /**
  * The request body as text, which must be UTF-8: decoded leniently, a byte that is not (a Latin-1 é,
@@ -38,7 +39,8 @@ export function assertCleanJson(text: string, value: unknown): void {
   if (!surrogates && !proto) return
   const found = flawAt(value, [], surrogates, proto)
   if (!found) return
-  const field = found.path.join('.')
+  // Cut as every problem cuts what it names: a megabyte-long key is not echoed back.
+  const field = echoed(found.path.join('.'))
   const message =
     found.flaw === 'proto'
       ? 'the key "__proto__" is not accepted.'
