@@ -86,8 +86,24 @@ describe('job state under concurrent writers', () => {
 
   it('a heartbeat being written when a cancel comes does not bring the job back to running', async () => {
     const storage = createMemoryStorage()
+    // One heartbeat write is held until the test lets it go, so the cancel surely meets it in flight. A
+    // stream of slow heartbeats instead (each holding the job's lock) could starve the cancel of the lock.
+    const held = deferred<void>()
+    const release = deferred<void>()
+    let armed = false
+    const gated: ObjectStore = {
+      ...storage,
+      async put(key, body, options) {
+        if (armed && typeof body === 'string' && key.endsWith('.json') && body.includes('"status":"running"')) {
+          armed = false
+          held.resolve()
+          await release.promise
+        }
+        return storage.put(key, body, options)
+      },
+    }
     const { store, runner } = runnerWith(
-      slowWrites(storage, 'running', 150),
+      gated,
       (signal) =>
         new Promise((_resolve, reject) =>
           signal.addEventListener('abort', () => reject(signal.reason), { once: true }),
@@ -96,11 +112,15 @@ describe('job state under concurrent writers', () => {
     )
     const job = await runner.submit(spec)
     await until(async () => (await store.load('acme', job.id))?.status === 'running')
-    // Heartbeats run every 40 ms and each write takes 150 ms: the cancel meets one in flight.
-    await new Promise((resolve) => setTimeout(resolve, 120))
-    const answer = await runner.cancel('acme', job.id)
-    expect(answer?.status).toBe('cancelled')
-    await new Promise((resolve) => setTimeout(resolve, 400))
+    armed = true
+    await held.promise
+    const answer = runner.cancel('acme', job.id)
+    // The cancel now waits for the job's lock, which the heartbeat holds while its write is pending.
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    release.resolve()
+    expect((await answer)?.status).toBe('cancelled')
+    // Later heartbeats (every 40 ms) find the job cancelled and leave it so.
+    await new Promise((resolve) => setTimeout(resolve, 300))
     expect((await store.load('acme', job.id))?.status).toBe('cancelled')
     runner.stop()
   })
