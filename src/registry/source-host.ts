@@ -46,6 +46,8 @@ export interface SourceHostDeps {
   /** Values for a tenant's manifests: the secrets of its keys (keys file). */
   tenantSecrets(tenant: string): Readonly<Record<string, string>>
   now?: () => number
+  /** How long calls wait, at most, for a source's first load (10 s); tests lengthen it. */
+  loadWaitMs?: number
 }
 
 /**
@@ -77,13 +79,16 @@ interface TenantState {
   store: SourceStore
 }
 
-// A tenant's first call after a restart waits this long at most for its sources to load.
-const loadWaitMs = 10_000
+// A tenant's first calls after a restart (or a manifest change) wait this long at most for its sources to load.
+const defaultLoadWaitMs = 10_000
 // Operator feeds in catalog order: compat packs, the watched folder, the bucket's prefix.
 const operatorFeedOrder = ['compat', 'folder', 'storage']
 
 export function createSourceHost(deps: SourceHostDeps): SourceHost {
   const now = deps.now ?? Date.now
+  const loadWaitMs = deps.loadWaitMs ?? defaultLoadWaitMs
+  // When calls first found a source on its first load: they wait for it until loadWaitMs after that.
+  const firstSeenLoading = new WeakMap<HostedSource, number>()
   let version = 1
   const builtinNames = new Map(deps.builtins.map((tool) => [tool.name, tool]))
   const overridesAt = { version: 0, value: false }
@@ -152,12 +157,27 @@ export function createSourceHost(deps: SourceHostDeps): SourceHost {
     const all = [...operatorEntries(), ...(state?.polled.set.ordered() ?? [])]
     const time = now()
     for (const source of all) if (source.retryDue(time, deps.upstreamRefreshMs)) void source.load()
-    // Loads in progress get a bounded wait: a source whose upstream hangs must not hold every call.
-    const loading = all.filter((source) => source.state === 'loading')
-    if (loading.length > 0) {
-      await Promise.race([Promise.all(loading.map((source) => source.settled())), delay(loadWaitMs)])
-    }
+    await firstLoads(all, time)
     return all
+  }
+
+  /**
+   * Waits for sources on their first load (after a restart, or a new manifest), so that a tenant's first
+   * call finds their tools; the wait ends loadWaitMs after calls first found each one loading, for all
+   * calls together. A source loading again (a retry after an error, a refresh) is not waited for: its
+   * upstream may hang for the whole load timeout, every retry, and the tenant's other tools would wait
+   * with it.
+   */
+  async function firstLoads(all: readonly HostedSource[], time: number): Promise<void> {
+    const waits: Promise<void>[] = []
+    for (const source of all) {
+      if (source.state !== 'loading' || source.refreshedAt !== undefined) continue
+      const since = firstSeenLoading.get(source) ?? time
+      firstSeenLoading.set(source, since)
+      const left = since + loadWaitMs - time
+      if (left > 0) waits.push(Promise.race([source.settled(), delay(left)]))
+    }
+    if (waits.length > 0) await Promise.all(waits)
   }
 
   /** The tenant's sources assembled with the operator's, once per registry version. */
