@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { effects } from '../core/effects'
 import { ToolError } from '../core/errors'
+import { type TextKind, unpublishableCharacter } from './published-text'
 import { compileSchema } from './schema-compiler'
 
 // The pieces every kind of manifest is made of. Objects are strict: a field the schema does not know is
@@ -20,6 +21,24 @@ export const ToolName = z
   .regex(toolNamePattern, 'must start with a letter or "_" and have at most 64 letters, digits, "_" or "-"')
 
 export const Effect = z.enum(effects)
+
+/** Text every platform will take in a tool list (published-text.ts): a manifest holding other is refused. */
+const publishableText = (kind: TextKind) => (text: string, context: z.RefinementCtx) => {
+  const bad = unpublishableCharacter(text, kind)
+  if (bad) {
+    context.addIssue({
+      code: 'custom',
+      message: `holds ${bad}, which platforms may refuse${kind === 'line' ? ' (a title is one line)' : ''}`,
+    })
+  }
+}
+
+/** A tool's title: one line. */
+export const Title = z.string().min(1).max(100).superRefine(publishableText('line'))
+/** A tool's description: line breaks and tabs allowed, no other control characters. */
+export const Description = z.string().min(1).max(1024).superRefine(publishableText('text'))
+/** A source's own description (may be empty). */
+export const SourceDescription = z.string().max(1024).superRefine(publishableText('text'))
 
 /** A header or variable value: literal text, or `{ "secret": NAME }` resolved when the source loads. */
 export const SecretName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'must be a variable name like API_TOKEN')
@@ -65,8 +84,8 @@ export function declaredIdentity(
 /** A tool a manifest declares with its own schemas (http and command sources). */
 export const DeclaredTool = z.strictObject({
   name: ToolName,
-  title: z.string().min(1).max(100).optional(),
-  description: z.string().min(1).max(1024),
+  title: Title.optional(),
+  description: Description,
   effect: Effect,
   input_schema: JsonSchemaObject,
   output_schema: JsonSchemaObject.optional(),

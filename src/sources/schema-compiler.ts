@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { ToolError } from '../core/errors'
 import type { AnyZodObject } from '../tools/tool'
+import { escapedUnpublishable, publishable, unpublishableCharacter } from './published-text'
 
 /** Bounds on a declared JSON Schema: a hostile manifest must not cost the service more than this. */
 export const schemaLimits = {
@@ -24,18 +25,28 @@ export interface CompiledSchema {
   validator: AnyZodObject
 }
 
+export interface CompileOptions {
+  root: 'object' | 'any'
+  /**
+   * What to do with a title or description holding a character platforms may refuse (published-text.ts):
+   * refuse it (a manifest, which its tenant can fix; the default), or drop the character (an upstream's
+   * schema). A property name holding one is refused either way: the upstream expects that very name.
+   */
+  text?: 'refuse' | 'clean'
+}
+
 /**
  * A JSON Schema a source declares (draft 2020-12, draft 7, or OpenAPI 3.0's dialect), bounded and
  * normalized, and made into the zod schema toolport validates with. Throws ToolError validation naming
  * `field` (a dotted path into the manifest) and what is wrong.
  */
-export function compileSchema(schema: unknown, field: string, options: { root: 'object' | 'any' }): CompiledSchema {
+export function compileSchema(schema: unknown, field: string, options: CompileOptions): CompiledSchema {
   if (!isObject(schema)) throw invalid(field, 'must be a JSON Schema object')
   const text = JSON.stringify(schema)
   if (text.length > schemaLimits.bytes) {
     throw invalid(field, `is ${text.length} bytes; a schema may have at most ${schemaLimits.bytes}`)
   }
-  const normalized = normalize(schema, field, 0, { count: 0 }) as JsonSchema
+  const normalized = normalize(schema, field, 0, { count: 0, text: options.text ?? 'refuse' }) as JsonSchema
   assertRefsLead(normalized, field)
   if (options.root === 'object' && !acceptsObjects(normalized)) {
     throw invalid(field, 'must describe an object (type: "object"), since tool input and output are JSON objects')
@@ -147,15 +158,15 @@ const schemaValues = new Set([
 /**
  * A copy of the schema with OpenAPI 3.0's and draft 7's spellings made 2020-12's (nullable, definitions,
  * an implied object type), every `$ref` local, and every pattern a valid regular expression.
- * `nodes` counts schema objects across the whole schema; depth is per path.
+ * `walk.count` counts schema objects across the whole schema; depth is per path.
  */
-function normalize(value: unknown, field: string, depth: number, nodes: { count: number }): unknown {
+function normalize(value: unknown, field: string, depth: number, walk: Walk): unknown {
   if (depth > schemaLimits.depth) throw invalid(field, `nests deeper than ${schemaLimits.depth} levels`)
   // true and false are schemas too (anything, nothing).
   if (typeof value === 'boolean') return value
   if (!isObject(value)) throw invalid(field, 'must be a JSON Schema object')
-  nodes.count++
-  if (nodes.count > schemaLimits.nodes) throw invalid(field, `has more than ${schemaLimits.nodes} schema nodes`)
+  walk.count++
+  if (walk.count > schemaLimits.nodes) throw invalid(field, `has more than ${schemaLimits.nodes} schema nodes`)
   const out: JsonSchema = {}
   for (const [key, item] of Object.entries(value)) {
     const at = `${field}.${key}`
@@ -166,20 +177,29 @@ function normalize(value: unknown, field: string, depth: number, nodes: { count:
       const map: JsonSchema = {}
       for (const [name, schema] of Object.entries(item)) {
         if (name === '__proto__') throw invalid(`${at}.${name}`, 'is not a usable property name')
+        const bad = key === 'properties' ? unpublishableCharacter(name, 'line') : undefined
+        if (bad)
+          throw invalid(
+            `${at}.${escapedUnpublishable(name.slice(0, 100))}`,
+            `holds ${bad}, which platforms may refuse in a property name`,
+          )
         if (key === 'patternProperties') checkedPattern(name, `${at}.${name}`)
-        map[name] = normalize(schema, `${at}.${name}`, depth + 1, nodes)
+        map[name] = normalize(schema, `${at}.${name}`, depth + 1, walk)
       }
       out[key === 'definitions' ? '$defs' : key] = map
     } else if (schemaLists.has(key)) {
       if (!Array.isArray(item)) throw invalid(at, 'must be a list of schemas')
-      out[key] = item.map((schema, index) => normalize(schema, `${at}.${index}`, depth + 1, nodes))
+      out[key] = item.map((schema, index) => normalize(schema, `${at}.${index}`, depth + 1, walk))
     } else if (schemaValues.has(key)) {
       // Draft 7's tuple form of items is 2020-12's prefixItems.
       if (key === 'items' && Array.isArray(item)) {
-        out.prefixItems = item.map((schema, index) => normalize(schema, `${at}.${index}`, depth + 1, nodes))
-      } else out[key] = normalize(item, at, depth + 1, nodes)
+        out.prefixItems = item.map((schema, index) => normalize(schema, `${at}.${index}`, depth + 1, walk))
+      } else out[key] = normalize(item, at, depth + 1, walk)
     } else if (key === '$ref') out.$ref = localRef(item, at)
     else if (key === 'pattern') out.pattern = checkedPattern(item, at)
+    else if ((key === 'title' || key === 'description') && typeof item === 'string') {
+      out[key] = publishedText(item, key === 'title' ? 'line' : 'text', at, walk)
+    }
     // OpenAPI's nullable is folded into type below; examples only document.
     else if (key !== 'nullable' && key !== 'example' && key !== 'examples') out[key] = item
   }
@@ -187,6 +207,18 @@ function normalize(value: unknown, field: string, depth: number, nodes: { count:
   // A schema with properties but no type is an object schema to its author; zod would accept anything.
   if (out.type === undefined && (isObject(out.properties) || Array.isArray(out.required))) out.type = 'object'
   return out
+}
+
+interface Walk {
+  count: number
+  text: 'refuse' | 'clean'
+}
+
+function publishedText(text: string, kind: 'line' | 'text', field: string, walk: Walk): string {
+  if (walk.text === 'clean') return publishable(text, kind)
+  const bad = unpublishableCharacter(text, kind)
+  if (bad) throw invalid(field, `holds ${bad}, which platforms may refuse in a published schema`)
+  return text
 }
 
 function makeNullable(schema: JsonSchema): void {

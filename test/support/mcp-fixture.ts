@@ -98,6 +98,21 @@ export function createFixtureMcpServer(
     },
     { name: 'flood', description: 'Writes far too much.', inputSchema: { type: 'object', properties: {} } },
     { name: 'bad name!', description: 'A name no platform accepts.', inputSchema: { type: 'object', properties: {} } },
+    {
+      // Text some platforms refuse in a tool list: an escape, a bell, a bidi override, a lone surrogate.
+      name: 'shady',
+      title: 'Shady\u001b[31m\ttitle',
+      description: 'Reads\u0007 \u202eemoclew\u202c the \ud800 text.\nSecond line.',
+      inputSchema: {
+        type: 'object',
+        properties: { text: { type: 'string', title: 'Te\u0000xt', description: 'The\u0008 text.' } },
+      },
+    },
+    {
+      name: 'badkey',
+      description: 'Has a property whose name holds a bell.',
+      inputSchema: { type: 'object', properties: { 'ring\u0007': { type: 'string' } } },
+    },
     ...(state.grown
       ? [{ name: 'extra', description: 'Appears after grow.', inputSchema: { type: 'object', properties: {} } }]
       : []),

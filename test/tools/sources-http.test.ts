@@ -425,6 +425,40 @@ describe('hostile manifests', () => {
       'tools.0.input_schema.properties.x.$ref',
     ],
     ['two tools of one name', { ...base, tools: [declared, declared] }, 'tools.1.name'],
+    ['an escape sequence in a title', { ...base, tools: [{ ...declared, title: 'Red\u001b[31m' }] }, 'tools.0.title'],
+    ['a line break in a title', { ...base, tools: [{ ...declared, title: 'Two\nlines' }] }, 'tools.0.title'],
+    [
+      'a bidi override in a description',
+      { ...base, tools: [{ ...declared, description: 'Reads \u202eelif\u202c files.' }] },
+      'tools.0.description',
+    ],
+    [
+      'a lone surrogate in a description',
+      { ...base, tools: [{ ...declared, description: 'Half \ud800 a pair.' }] },
+      'tools.0.description',
+    ],
+    ['a NUL in the source description', { ...base, description: 'A\u0000B', tools: [declared] }, 'description'],
+    [
+      'a bell in a schema description',
+      {
+        ...base,
+        tools: [
+          {
+            ...declared,
+            input_schema: { type: 'object', properties: { a: { type: 'string', description: 'x\u0007' } } },
+          },
+        ],
+      },
+      'tools.0.input_schema.properties.a.description',
+    ],
+    [
+      'a control character in a property name, named escaped',
+      {
+        ...base,
+        tools: [{ ...declared, input_schema: { type: 'object', properties: { 'a\u001bb': { type: 'string' } } } }],
+      },
+      'tools.0.input_schema.properties.a\\u001Bb',
+    ],
     ['a file: URL', { ...base, url: 'file:///etc/passwd', tools: [declared] }, 'url'],
   ])('refuses %s with 400 naming the field', async (_, manifest, field) => {
     const response = await sources('PUT', `/${(manifest as { id: string }).id}`, adminKey, manifest)
@@ -447,6 +481,27 @@ describe('hostile manifests', () => {
     })
     expect(response.status, JSON.stringify(response.body)).toBe(201)
     await sources('DELETE', '/tree', adminKey)
+  })
+
+  it('takes line breaks and tabs in descriptions, and text in any script', async () => {
+    const response = await sources('PUT', '/prose', adminKey, {
+      ...base,
+      id: 'prose',
+      description: 'Tools\nfor prose.',
+      tools: [
+        {
+          ...declared,
+          name: 'prose_tool',
+          title: 'Écrire — 書く 😀',
+          description: 'First line.\n\tIndented second line.\r\nThird.',
+          input_schema: { type: 'object', properties: { naïve: { type: 'string', description: 'A\nB' } } },
+        },
+      ],
+    })
+    expect(response.status, JSON.stringify(response.body)).toBe(201)
+    const listed = (await catalog(adminKey)).tools.find((tool: { name: string }) => tool.name === 'prose_tool')
+    expect(listed.description).toBe('First line.\n\tIndented second line.\r\nThird.')
+    await sources('DELETE', '/prose', adminKey)
   })
 
   it('suggests the field a misspelling meant', async () => {

@@ -49,6 +49,25 @@ describe('an mcp source over Streamable HTTP', () => {
     })
   })
 
+  it('publishes the server’s titles and descriptions without the characters platforms refuse, and skips a tool whose property name holds one', async () => {
+    const tools = new Map((await catalog()).tools.map((tool: { name: string }) => [tool.name, tool]))
+    expect(tools.get('fx_shady')).toMatchObject({
+      title: 'Shady[31m title',
+      description: 'Reads emoclew the  text.\nSecond line.',
+      input_schema: { properties: { text: { type: 'string', title: 'Text', description: 'The text.' } } },
+    })
+    expect(tools.has('fx_badkey')).toBe(false)
+    const status = await fetch(`${server.url}/v1/sources/fx`, { headers: { authorization: `Bearer ${adminKey}` } })
+    expect((await status.json()).reason).toContain('skipped badkey: inputSchema.properties.ring\\u0007 holds U+0007')
+    // The OpenAPI document a custom GPT imports carries the same clean text.
+    const document = await (
+      await fetch(`${server.url}/openapi.json`, { headers: { authorization: `Bearer ${adminKey}` } })
+    ).json()
+    const operation = document.paths['/v1/tools/fx_shady'].post
+    expect(operation.summary).toBe('Shady[31m title')
+    expect(JSON.stringify(operation)).not.toMatch(/\\u00(0[0-8]|1b)|\\u202e|\\ud800/i)
+  })
+
   it('carries text, structured content, images and embedded resources (saved with links) and resource links', async () => {
     expect((await call('fx_echo', { text: 'hello' })).body).toEqual({ content: 'hello', truncated: false })
     expect((await call('fx_add', { a: 2, b: 40 })).body).toEqual({ sum: 42 })

@@ -2,7 +2,7 @@ import { z } from 'zod'
 import { isSchema, type JsonSchema, propertiesOf } from '../../core/json-schema'
 import { defineTool, type Tool } from '../../tools/tool'
 import { inputSchemaOf, outputSchemaOf } from '../../tools/tool-schemas'
-import { maxToolsPerSource, SourceId, ToolName } from '../declared'
+import { Description, maxToolsPerSource, SourceDescription, SourceId, Title, ToolName } from '../declared'
 import type { LoadedSource, SourceKind } from '../types'
 
 /**
@@ -13,15 +13,15 @@ import type { LoadedSource, SourceKind } from '../types'
 export const AliasManifest = z.strictObject({
   id: SourceId,
   kind: z.literal('alias'),
-  description: z.string().max(1024).optional(),
+  description: SourceDescription.optional(),
   tools: z
     .array(
       z.strictObject({
         name: ToolName,
         /** The built-in it runs. */
         tool: ToolName,
-        title: z.string().min(1).max(100).optional(),
-        description: z.string().min(1).max(1024).optional(),
+        title: Title.optional(),
+        description: Description.optional(),
         /** Field renames, alias name → the built-in's name (top level). */
         rename: z.record(z.string().min(1).max(64), z.string().min(1).max(64)).optional(),
         /** Accept camelCase spellings of the built-in's snake_case fields, at every level. */

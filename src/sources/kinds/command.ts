@@ -10,6 +10,7 @@ import {
   DeclaredTool,
   declaredIdentity,
   maxToolsPerSource,
+  SourceDescription,
   SourceId,
   TimeoutSeconds,
 } from '../declared'
@@ -31,7 +32,7 @@ const hasPlaceholder = /\{input\./
 export const CommandManifest = z.strictObject({
   id: SourceId,
   kind: z.literal('command'),
-  description: z.string().max(1024).optional(),
+  description: SourceDescription.optional(),
   /** Container image the programs run in (container executor only). */
   image: z.string().min(1).max(255).optional(),
   /** Host folders the programs see read-only (operator sources only). */

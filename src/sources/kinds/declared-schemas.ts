@@ -19,17 +19,20 @@ export interface DeclaredSchemas {
   check(result: unknown, maxResponseChars: number): Record<string, unknown>
 }
 
-/** A declared tool's schemas, compiled once when its source loads (the manifest was checked already). */
+/**
+ * A declared tool's schemas, compiled once when its source loads. A manifest's were checked already
+ * (checkDeclaredTools refuses text platforms may not take); an OpenAPI document's text is cleaned.
+ */
 export function declaredSchemas(declared: {
   name: string
   input_schema: unknown
   output_schema?: unknown
 }): DeclaredSchemas {
-  const input = compileSchema(declared.input_schema, 'input_schema', { root: 'object' })
+  const input = compileSchema(declared.input_schema, 'input_schema', { root: 'object', text: 'clean' })
   const output =
     declared.output_schema === undefined
       ? anyObject
-      : compileSchema(declared.output_schema, 'output_schema', { root: 'object' })
+      : compileSchema(declared.output_schema, 'output_schema', { root: 'object', text: 'clean' })
   return { input, output, check: resultCheck(declared.name, output) }
 }
 

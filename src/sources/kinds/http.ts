@@ -10,6 +10,7 @@ import {
   MaxResponseBytes,
   maxToolsPerSource,
   resolveSecrets,
+  SourceDescription,
   SourceId,
   TimeoutSeconds,
 } from '../declared'
@@ -24,7 +25,7 @@ import { declaredSchemas } from './declared-schemas'
 export const HttpManifest = z.strictObject({
   id: SourceId,
   kind: z.literal('http'),
-  description: z.string().max(1024).optional(),
+  description: SourceDescription.optional(),
   url: z.url({ protocol: /^https?$/ }).max(2048),
   protocol: z.enum(['json', 'jsonrpc']).default('json'),
   headers: Headers.optional(),

@@ -1,5 +1,14 @@
 import { z } from 'zod'
-import { Effect, Headers, maxToolsPerSource, SecretName, SecretValue, SourceId, TimeoutSeconds } from '../declared'
+import {
+  Effect,
+  Headers,
+  maxToolsPerSource,
+  SecretName,
+  SecretValue,
+  SourceDescription,
+  SourceId,
+  TimeoutSeconds,
+} from '../declared'
 
 const absolutePath = z
   .string()
@@ -11,7 +20,7 @@ export const McpManifest = z
   .strictObject({
     id: SourceId,
     kind: z.literal('mcp'),
-    description: z.string().max(1024).optional(),
+    description: SourceDescription.optional(),
     url: z
       .url({ protocol: /^https?$/ })
       .max(2048)

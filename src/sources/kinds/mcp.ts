@@ -1,6 +1,7 @@
 import type { Effect as EffectName } from '../../core/effects'
 import { defineTool, type Tool } from '../../tools/tool'
 import { maxToolsPerSource, toolNamePattern } from '../declared'
+import { publishable } from '../published-text'
 import { compileSchema } from '../schema-compiler'
 import type { LoadedSource, SourceKind } from '../types'
 import { resultCheck } from './declared-schemas'
@@ -55,9 +56,9 @@ function sourceTool(manifest: McpManifest, upstream: UpstreamTool, connection: C
   let input: ReturnType<typeof compileSchema>
   let output: ReturnType<typeof compileSchema> | undefined
   try {
-    input = compileSchema(upstream.inputSchema, 'inputSchema', { root: 'object' })
+    input = compileSchema(upstream.inputSchema, 'inputSchema', { root: 'object', text: 'clean' })
     output = upstream.outputSchema
-      ? compileSchema(upstream.outputSchema, 'outputSchema', { root: 'object' })
+      ? compileSchema(upstream.outputSchema, 'outputSchema', { root: 'object', text: 'clean' })
       : undefined
   } catch (error) {
     return `skipped ${upstream.name}: ${(error as Error).message}`
@@ -69,8 +70,9 @@ function sourceTool(manifest: McpManifest, upstream: UpstreamTool, connection: C
     name,
     id: `${manifest.id}:${upstream.name}`,
     source: manifest.id,
-    title: (upstream.title ?? upstream.annotations?.title ?? upstream.name).slice(0, 100),
-    description: (upstream.description ?? upstream.name).slice(0, 1024),
+    // The server's text, cleaned of what platforms may refuse in a tool list (published-text.ts).
+    title: publishable(upstream.title ?? upstream.annotations?.title ?? upstream.name, 'line').slice(0, 100),
+    description: publishable(upstream.description ?? upstream.name, 'text').slice(0, 1024),
     effect: manifest.effects?.[upstream.name] ?? effectOf(upstream.annotations),
     // The server's own hints, where it sets them, pass through to toolport's MCP clients.
     hints: {

@@ -1,6 +1,7 @@
 import type { Effect } from '../../core/effects'
 import { effects } from '../../core/effects'
 import { toolNamePattern } from '../declared'
+import { publishable } from '../published-text'
 import type { JsonSchema } from '../schema-compiler'
 
 /** How one OpenAPI operation becomes a tool: its name, schemas, and where each input field goes. */
@@ -130,8 +131,12 @@ function planOf(parts: {
   const description = typeof operation.description === 'string' ? operation.description : undefined
   return {
     name: parts.name,
-    title: (summary ?? parts.name).slice(0, 100),
-    description: (description ?? summary ?? `${parts.method.toUpperCase()} ${parts.path}`).slice(0, 1024),
+    // The document's text, cleaned of what platforms may refuse in a tool list (published-text.ts).
+    title: publishable(summary ?? parts.name, 'line').slice(0, 100),
+    description: publishable(description ?? summary ?? `${parts.method.toUpperCase()} ${parts.path}`, 'text').slice(
+      0,
+      1024,
+    ),
     method: parts.method.toUpperCase() as OperationPlan['method'],
     path: parts.path,
     effect,

@@ -7,6 +7,7 @@ import {
   MaxResponseBytes,
   maxToolsPerSource,
   resolveSecrets,
+  SourceDescription,
   SourceId,
   TimeoutSeconds,
   ToolName,
@@ -26,7 +27,7 @@ export const OpenApiManifest = z
   .strictObject({
     id: SourceId,
     kind: z.literal('openapi'),
-    description: z.string().max(1024).optional(),
+    description: SourceDescription.optional(),
     /** Where the document is fetched from (JSON or YAML) … */
     url: z
       .url({ protocol: /^https?$/ })
