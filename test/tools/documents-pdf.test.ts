@@ -97,6 +97,16 @@ describe.each(['fs', 's3'] as const)('pdf_generation on %s storage', (driver) =>
     const margins = await server.call('pdf_generation', { content: 'x', margins: { top: -1 } })
     expect(margins.status).toBe(400)
   })
+
+  it('answers 400 at once for HTML nested deeper than a browser builds, and renders 512 levels', async () => {
+    const nested = (depth: number) => `${'<div>'.repeat(depth)}deep${'</div>'.repeat(depth)}`
+    const deep = await server.call('pdf_generation', { content: nested(100_000), content_type: 'html' })
+    expect(deep.status, JSON.stringify(deep.body)).toBe(400)
+    expect(deep.body).toMatchObject({ code: 'validation', field: 'content' })
+    expect(deep.body.hint).toContain('512')
+    const deepest = await server.call('pdf_generation', { content: nested(512), content_type: 'html' })
+    expect(deepest.status, JSON.stringify(deepest.body)).toBe(200)
+  })
 })
 
 describe('pdf_generation without a browser', () => {

@@ -96,6 +96,8 @@ describe('screenshot', () => {
     expect((await server.call('screenshot', {})).body.field).toBe('url')
     expect((await server.call('screenshot', { url: site.url, html: '<p>' })).status).toBe(400)
     expect((await server.call('screenshot', { html: '<p>', width: 99999 })).body.field).toBe('width')
+    const deep = await server.call('screenshot', { html: '<span>'.repeat(600) })
+    expect(deep.body).toMatchObject({ status: 400, field: 'html' })
     expect(forbidden.hits).toEqual([])
   })
 })

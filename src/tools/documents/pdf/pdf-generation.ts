@@ -3,6 +3,7 @@ import type { PdfRenderOptions } from '../../../browser/types'
 import { ToolError } from '../../../core/errors'
 import { fileOutput, saveOutputFile } from '../../../downloads/handoff'
 import { FileOutputFields, OutputPath } from '../../../downloads/schemas'
+import { assertHtmlNesting } from '../../html-nesting'
 import { offloaded } from '../../offload'
 import { defineTool, type ToolContext } from '../../tool'
 import { PdfPreview, pdfDryRun } from '../dry-runs'
@@ -126,6 +127,7 @@ async function render(
       hint: 'Send the document as content_type "markdown" or "text", which render without a browser.',
     })
   }
+  if (request.content_type === 'html') assertHtmlNesting(request.content, 'content')
   const html =
     request.content_type === 'html'
       ? request.content
