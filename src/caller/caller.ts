@@ -125,6 +125,7 @@ export function createCaller(deps: CallerDeps): Caller {
     }
     const unsubscribe = call.onDisconnect ? call.onDisconnect(onDisconnect) : listen(call.signal, onDisconnect)
     // The deadline aborts this controller itself: one controller per call, not one per layer.
+    const startedAt = new Date()
     const work = invokeWith(call, syncLimits, controller)
     let timer: ReturnType<typeof setTimeout> | undefined
     const outcome = await Promise.race([
@@ -139,7 +140,8 @@ export function createCaller(deps: CallerDeps): Caller {
     clearTimeout(timer)
     if (outcome === 'slow') {
       converted = true
-      return { job: await jobs.adopt(jobSpec(call, options.callbackUrl), work, controller) }
+      // The job began with the call, not when it was handed over: created_at and started_at say so.
+      return { job: await jobs.adopt(jobSpec(call, options.callbackUrl), work, controller, startedAt) }
     }
     unsubscribe()
     if ('error' in outcome) throw outcome.error

@@ -41,9 +41,10 @@ export interface JobRunner {
   /**
    * Turns a call already running in this process into a job (a synchronous call that took too long).
    * The call goes on after its HTTP response, so runtimes that freeze once a response is sent (Lambda)
-   * must not use it: they run with syncTimeoutMs 0.
+   * must not use it: they run with syncTimeoutMs 0. `startedAt`, when the call began, is the job's
+   * created_at and started_at.
    */
-  adopt(spec: JobSpec, running: Promise<unknown>, controller: AbortController): Promise<JobRecord>
+  adopt(spec: JobSpec, running: Promise<unknown>, controller: AbortController, startedAt?: Date): Promise<JobRecord>
   /**
    * Runs a dispatched job here, to completion: loads it, and if it is still queued (or was left
    * running by an environment that died), marks it running, executes it with heartbeats and cancel
@@ -103,8 +104,7 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
     }
   }
 
-  function record(spec: JobSpec, status: 'queued' | 'running'): JobRecord {
-    const created = new Date()
+  function record(spec: JobSpec, status: 'queued' | 'running', created = new Date()): JobRecord {
     return {
       ...spec,
       id: crypto.randomUUID(),
@@ -112,7 +112,7 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
       created_at: created.toISOString(),
       started_at: status === 'running' ? created.toISOString() : null,
       finished_at: null,
-      heartbeat_at: status === 'running' ? created.toISOString() : null,
+      heartbeat_at: status === 'running' ? now() : null,
       expires_at: new Date(created.getTime() + options.ttlSeconds * 1000).toISOString(),
       progress: null,
       result: null,
@@ -154,8 +154,8 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
       pump()
       return job
     },
-    async adopt(spec, work, controller) {
-      const job = record(spec, 'running')
+    async adopt(spec, work, controller, startedAt) {
+      const job = record(spec, 'running', startedAt)
       watch(job.id, { controller, tenant: job.tenant })
       await options.store.save(job)
       void trackInProcess(job, work)

@@ -178,12 +178,16 @@ describe('asynchronous jobs', () => {
   })
 
   it('turns a synchronous call that outlasts TOOLPORT_SYNC_TIMEOUT_SECONDS into a job', async () => {
-    const response = await server.call('execute_command', { command: 'sleep 2; echo late' }, { key: keyA })
+    const response = await server.call('execute_command', { command: 'date +%s%3N; sleep 2; echo late' }, { key: keyA })
     expect(response.status).toBe(202)
     expect(response.headers.get('location')).toBe(response.body.status_url)
     expect(response.body.status).toBe('running')
     const finished = await poll(response.body.status_url, keyA)
-    expect(finished).toMatchObject({ status: 'succeeded', result: { stdout: 'late\n' } })
+    expect(finished).toMatchObject({ status: 'succeeded', result: { stdout: expect.stringMatching(/late\n$/) } })
+    // The job began with the call, before the command ran: not when it was handed over a second later.
+    const commandStarted = Number(finished.result.stdout.split('\n')[0])
+    expect(Date.parse(finished.created_at)).toBeLessThanOrEqual(commandStarted)
+    expect(finished.started_at).toBe(finished.created_at)
   })
 })
 
