@@ -64,6 +64,20 @@ describe('deeply nested input', () => {
     ['quotes 5,000 deep', `${'>'.repeat(5000)} deep`],
     ['a list 1,000 levels deep', Array.from({ length: 1000 }, (_, level) => `${'  '.repeat(level)}- item`).join('\n')],
     ['a 50,000-character emphasis run', `${'*'.repeat(50_000)}a${'*'.repeat(50_000)}`],
+    // A line that looks like a fence but is none (a backtick in a backtick fence's info string): marked
+    // parses what follows as Markdown, so the guard must measure it too.
+    [
+      'a list 1,000 levels deep after a line that is no fence',
+      ['```a`b', ...Array.from({ length: 1000 }, (_, level) => `${'  '.repeat(level)}- a`)].join('\n'),
+    ],
+    [
+      'a list 1,000 levels deep after a fence left open inside a list item',
+      ['- item', '  ```', '- next', ...Array.from({ length: 1000 }, (_, level) => `${'  '.repeat(level)}- a`)].join(
+        '\n',
+      ),
+    ],
+    ['10,000 list markers on one line', `${'- '.repeat(10_000)}a`],
+    ['quotes and lists nested on one line', `${'> 1. '.repeat(2_000)}a`],
   ])('refuses Markdown with %s in pdf_generation and office_document with 400', async (_label, markdown) => {
     const pdf = await server.call('pdf_generation', { content_type: 'markdown', content: markdown })
     expect(pdf.status, JSON.stringify(pdf.body)).toBe(400)
@@ -84,6 +98,13 @@ describe('deeply nested input', () => {
       '```',
       '',
       '*'.repeat(80),
+      '',
+      // 64 quote levels, each marker with its space, is as deep as the guard lets through.
+      `${'> '.repeat(64)}x`,
+      '',
+      '```yaml',
+      `${' '.repeat(60)}- an item of a deep YAML list, in a fence`,
+      '```',
     ].join('\n')
     const pdf = await server.call('pdf_generation', { content_type: 'markdown', content: nested })
     expect(pdf.status, JSON.stringify(pdf.body)).toBe(200)
