@@ -393,4 +393,40 @@ describe('office_document with a 100,000-row sheet', () => {
     expect(count).toBe(100_002) // title, header, data
     expect(last).toEqual([undefined, 99_999, 'name 99999', 149_998.5, false])
   })
+
+  it("refuses sheets past Excel's own limits with 400 naming the field, from JSON and from Markdown", async () => {
+    const rows = await server.call('office_document', {
+      document_type: 'excel',
+      content: { sheets: [{ name: 'S', headers: ['h'], rows: Array.from({ length: 1_048_575 }, () => [1]) }] },
+    })
+    expect(rows.status, JSON.stringify(rows.body).slice(0, 300)).toBe(400)
+    expect(rows.body).toMatchObject({ code: 'validation', field: 'content.sheets.0.rows' })
+    expect(rows.body.detail).toContain('1,048,577 rows')
+    const wide = `|${'c|'.repeat(20_000)}\n|${'-|'.repeat(20_000)}\n|${'1|'.repeat(20_000)}`
+    const columns = await server.call('office_document', { document_type: 'excel', content: wide })
+    expect(columns.status, JSON.stringify(columns.body).slice(0, 300)).toBe(400)
+    expect(columns.body).toMatchObject({ field: 'content' })
+    expect(columns.body.detail).toContain('16,384')
+    const long = await server.call('office_document', {
+      document_type: 'excel',
+      content: `# T\n\n${'x'.repeat(40_000)}`,
+    })
+    expect(long.status, JSON.stringify(long.body).slice(0, 300)).toBe(400)
+    expect(long.body.detail).toContain('32,767')
+    // The same text is a fine Word document.
+    expect((await server.call('office_document', { document_type: 'word', content: 'x'.repeat(40_000) })).status).toBe(
+      200,
+    )
+  })
+
+  it('cuts a sheet name at 31 characters without splitting an emoji', async () => {
+    const { bytes } = await makeAndDownload(server, 'office_document', {
+      document_type: 'excel',
+      title: 'Names',
+      content: { sheets: [{ name: `${'a'.repeat(30)}😀b`, rows: [[1]] }] },
+    })
+    const workbook = new ExcelJS.Workbook()
+    await workbook.xlsx.load(Buffer.from(bytes) as never)
+    expect(workbook.worksheets[0]?.name).toBe('a'.repeat(30))
+  })
 })

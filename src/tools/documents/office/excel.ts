@@ -90,19 +90,24 @@ function styles(theme: Theme) {
   }
 }
 
+/** How many UTF-16 units of `text` fit in `limit` without cutting a surrogate pair (an emoji) in half. */
+function unitsUpTo(text: string, limit: number): number {
+  const code = text.charCodeAt(limit - 1)
+  return code >= 0xd800 && code <= 0xdbff ? limit - 1 : limit
+}
+
 /** Excel's rules for sheet names: 31 characters, none of []:*?/\, unique ignoring case. */
 function sheetNames(sheets: readonly SheetData[]): string[] {
   const used = new Set<string>()
   return sheets.map((sheet, index) => {
-    const base =
-      sheet.name
-        .replace(/[[\]:*?/\\]/g, ' ')
-        .replace(/^'+|'+$/g, '')
-        .trim()
-        .slice(0, 31) || `Sheet${index + 1}`
+    const cleaned = sheet.name
+      .replace(/[[\]:*?/\\]/g, ' ')
+      .replace(/^'+|'+$/g, '')
+      .trim()
+    const base = cleaned.slice(0, unitsUpTo(cleaned, 31)) || `Sheet${index + 1}`
     let name = base
     for (let suffix = 2; used.has(name.toLowerCase()); suffix++)
-      name = `${base.slice(0, 31 - String(suffix).length - 1)} ${suffix}`
+      name = `${base.slice(0, unitsUpTo(base, 31 - String(suffix).length - 1))} ${suffix}`
     used.add(name.toLowerCase())
     return name
   })
@@ -174,7 +179,7 @@ export async function renderExcel(rawTitle: string, rawSheets: SheetData[], them
         oddFooter: `&C&"${theme.font},Regular"&${theme.footerSize}&K${theme.secondary}Page &P of &N`,
       },
     })
-    const titleText = names[index] === title.slice(0, 31) ? title : `${title} — ${names[index]}`
+    const titleText = names[index] === title.slice(0, unitsUpTo(title, 31)) ? title : `${title} — ${names[index]}`
     const titleWidth = (titleText.length * theme.headerSize) / 10 + 4
     worksheet.columns = columnWidths(sheet, columns, titleWidth).map((width) => ({ width }))
     const titleRow = worksheet.addRow([titleText])

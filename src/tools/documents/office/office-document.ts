@@ -57,6 +57,8 @@ export const officeDocument = defineTool({
       summary = `${sections.length} sections, title slide included`
     } else {
       const sheets = toSheets(input.content, input.title)
+      const { assertSheetsFit } = await import('./excel-limits')
+      assertSheetsFit(sheets, typeof input.content !== 'string' && input.content.sheets?.length ? 'sheets' : 'markdown')
       const { renderExcel } = await import('./excel')
       bytes = await renderExcel(input.title, sheets, resolveTheme(custom, sheetDefaults))
       const rows = sheets.reduce((total, sheet) => total + sheet.rows.length, 0)
