@@ -2,7 +2,7 @@ import { lookup as dnsLookup } from 'node:dns/promises'
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http'
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https'
 import type { LookupFunction } from 'node:net'
-import type { Readable } from 'node:stream'
+import { pipeline, type Readable } from 'node:stream'
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib'
 import ipaddr from 'ipaddr.js'
 import { ToolError } from '../core/errors'
@@ -148,10 +148,20 @@ function sendPinned(
 
 function decoded(response: IncomingMessage): Readable {
   const encoding = String(response.headers['content-encoding'] ?? '').toLowerCase()
-  if (encoding === 'gzip' || encoding === 'x-gzip') return response.pipe(createGunzip())
-  if (encoding === 'deflate') return response.pipe(createInflate())
-  if (encoding === 'br') return response.pipe(createBrotliDecompress())
-  return response
+  const decoder =
+    encoding === 'gzip' || encoding === 'x-gzip'
+      ? createGunzip()
+      : encoding === 'deflate'
+        ? createInflate()
+        : encoding === 'br'
+          ? createBrotliDecompress()
+          : undefined
+  if (!decoder) return response
+  // pipeline, not pipe: a response destroyed at the deadline (or by an abort) must end the decoder
+  // too, or a body that stalls mid-stream leaves its reader waiting past every timeout. The reader
+  // sees the error; the callback has nothing to add.
+  pipeline(response, decoder, () => {})
+  return decoder
 }
 
 /** Reads at most maxBytes (after decompression, so a compression bomb stops at the cap). */

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises'
-import { gzipSync } from 'node:zlib'
+import { constants, createBrotliCompress, createGzip, gzipSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseBraveResults } from '../../src/net/search/brave'
 import { parseDuckDuckGoResults } from '../../src/net/search/duckduckgo'
@@ -35,6 +35,21 @@ beforeAll(async () => {
     '/bomb': (_request, response) => {
       response.writeHead(200, { 'content-type': 'text/plain', 'content-encoding': 'gzip' })
       response.end(gzipSync(Buffer.alloc(200 * 1024 * 1024, 97)))
+    },
+    // A compressed body that starts, then stalls: the decompressor must end with the response.
+    '/stall-gzip': (_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/html', 'content-encoding': 'gzip' })
+      const gzip = createGzip()
+      gzip.pipe(response)
+      gzip.write('<html><body><p>the start of a page')
+      gzip.flush()
+    },
+    '/stall-br': (_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/plain', 'content-encoding': 'br' })
+      const brotli = createBrotliCompress()
+      brotli.pipe(response)
+      brotli.write('the start')
+      brotli.flush(constants.BROTLI_OPERATION_FLUSH)
     },
     '/slow': (_request, response) => {
       setTimeout(() => response.end('late'), 3_000)
@@ -188,6 +203,11 @@ describe('http_fetch', () => {
     const slow = await server.call('http_fetch', { url: `${web.url}/slow`, timeout_seconds: 1 })
     expect(slow.status).toBe(504)
     expect(slow.body.code).toBe('timeout')
+    for (const path of ['/stall-gzip', '/stall-br']) {
+      const stalled = await server.call('http_fetch', { url: `${web.url}${path}`, timeout_seconds: 1 })
+      expect(stalled.status, path).toBe(504)
+      expect(stalled.body.code).toBe('timeout')
+    }
     const closed = await startTestServer({ TOOLPORT_FETCH_ALLOW_HOSTS: '127.0.0.1:1' })
     try {
       const refused = await closed.call('http_fetch', { url: 'http://127.0.0.1:1/' })
