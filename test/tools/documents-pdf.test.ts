@@ -91,6 +91,21 @@ describe.each(['fs', 's3'] as const)('pdf_generation on %s storage', (driver) =>
     }
   })
 
+  it('wraps a word or URL wider than the page in Markdown, in text and in tables, instead of cutting it', async () => {
+    const word = 'abcdefghij'.repeat(50)
+    const url = `https://example.com/${'p'.repeat(300)}`
+    const { bytes } = await makeAndDownload(server, 'pdf_generation', {
+      content: `Start ${word} end.\n\n${url} after\n\n| a | b |\n|---|---|\n| ${word} |  |`,
+      content_type: 'markdown',
+    })
+    const text = pdfText(bytes)
+    if (text === undefined) return
+    const joined = text.replace(/\s+/g, '')
+    expect(joined).toContain(`Start${word}end.`)
+    expect(joined).toContain(`${url}after`)
+    expect(joined.split(word).length - 1).toBe(2)
+  })
+
   it('answers 400 for unknown fields and bad margins', async () => {
     const bad = await server.call('pdf_generation', { content: 'x', content_type: 'rtf' })
     expect(bad.body).toMatchObject({ status: 400, field: 'content_type' })

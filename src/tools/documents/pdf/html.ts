@@ -35,7 +35,8 @@ export function markdownToHtml(markdown: string): string {
 }
 
 const pageStyle = `
-  body { font-family: 'DejaVu Sans', 'Liberation Sans', Arial, sans-serif; font-size: 10.5pt; line-height: 1.45; color: #222; }
+  /* A word or URL wider than the line wraps instead of running off the page, where it was cut. */
+  body { font-family: 'DejaVu Sans', 'Liberation Sans', Arial, sans-serif; font-size: 10.5pt; line-height: 1.45; color: #222; overflow-wrap: anywhere; }
   h1, h2, h3, h4, h5, h6 { color: #1F3864; line-height: 1.2; break-after: avoid; }
   h1 { font-size: 20pt; border-bottom: 1.5px solid #2E75B6; padding-bottom: 3px; }
   h2 { font-size: 16pt; border-bottom: 0.5px solid #2E75B6; padding-bottom: 2px; }
