@@ -1,6 +1,9 @@
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { PassThrough } from 'node:stream'
 import ExcelJS from 'exceljs'
-import { strToU8, zipSync } from 'fflate'
+import { strToU8, unzipSync, zipSync } from 'fflate'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type LocalWeb, startLocalWeb } from '../support/local-web'
 import { startTestServer, type TestServer } from '../support/server'
@@ -9,6 +12,15 @@ async function workbookBytes(build: (workbook: ExcelJS.Workbook) => void): Promi
   const workbook = new ExcelJS.Workbook()
   build(workbook)
   return new Uint8Array(await workbook.xlsx.writeBuffer())
+}
+
+/** The workbook's parts rezipped in the order Excel writes them: the sheets before the shared strings. */
+function inExcelOrder(zip: Uint8Array): Uint8Array {
+  const parts = unzipSync(zip)
+  const rank = (name: string) =>
+    name.startsWith('xl/worksheets/') ? 1 : name === 'xl/styles.xml' ? 2 : name === 'xl/sharedStrings.xml' ? 3 : 0
+  const names = Object.keys(parts).sort((a, b) => rank(a) - rank(b))
+  return zipSync(Object.fromEntries(names.map((name) => [name, parts[name] as Uint8Array])))
 }
 
 /** A minimal valid workbook zip, to corrupt in controlled ways. */
@@ -103,6 +115,33 @@ describe('excel_analyze', () => {
     const missing = await server.call('excel_analyze', { path: 'book.xlsx', sheet: 'Nope' })
     expect(missing.status).toBe(404)
     expect(missing.body.hint).toContain('"Sales"')
+  })
+
+  it('reads the text of a workbook laid out as Excel writes it (shared strings after the sheets), every time', async () => {
+    const bytes = await workbookBytes((workbook) => {
+      const sheet = workbook.addWorksheet('Regions')
+      sheet.addRow(['region', 'revenue'])
+      sheet.addRow(['north', 5])
+      sheet.addRow(['south', 7])
+    })
+    await put('excel-order.xlsx', inExcelOrder(bytes))
+    // exceljs's own zip walk lost the shared strings in about one read of three here, more often with
+    // temporary files outside /tmp (where a sheet waits for the strings): ten reads, each must have them.
+    const previous = process.env.TMPDIR
+    const folder = await mkdtemp(join(tmpdir(), 'toolport-tmpdir-'))
+    process.env.TMPDIR = folder
+    try {
+      for (let read = 0; read < 10; read++) {
+        const result = await server.call('excel_analyze', { path: 'excel-order.xlsx' })
+        expect(result.status, JSON.stringify(result.body)).toBe(200)
+        expect(result.body.sheets[0]).toMatchObject({ name: 'Regions', headers: ['region', 'revenue'] })
+        expect(JSON.stringify(result.body)).not.toContain('[object Object]')
+      }
+    } finally {
+      if (previous === undefined) delete process.env.TMPDIR
+      else process.env.TMPDIR = previous
+      await rm(folder, { recursive: true, force: true })
+    }
   })
 
   it('reads CSV with quotes, embedded newlines, another delimiter and formula-looking cells', async () => {

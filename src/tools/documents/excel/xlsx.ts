@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream'
-import ExcelJS from 'exceljs'
 import { ToolError } from '../../../core/errors'
 import { createProfile, type Observed, type SheetProfile, shortText } from './profile'
+import { WorkbookReader } from './workbook-reader'
 import { inspectXlsx } from './zip-guard'
 
 /** .xlsx through exceljs's streaming WorkbookReader, after the zip guard has vetted the archive. */
@@ -52,16 +52,13 @@ export async function analyzeXlsx(
       details: { field: 'sheet', sheets: sheetNames },
     })
   }
-  const reader = new ExcelJS.stream.xlsx.WorkbookReader(
-    Readable.from([Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)]),
-    {
-      sharedStrings: 'cache',
-      styles: 'cache',
-      hyperlinks: 'ignore',
-      worksheets: 'emit',
-      entries: 'ignore',
-    },
-  )
+  const reader = new WorkbookReader(Readable.from([Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)]), {
+    sharedStrings: 'cache',
+    styles: 'cache',
+    hyperlinks: 'ignore',
+    worksheets: 'emit',
+    entries: 'ignore',
+  })
   const sheets: SheetProfile[] = []
   try {
     for await (const worksheet of reader) {
