@@ -1,15 +1,11 @@
 import type { HTTPRequest, Page } from 'puppeteer-core'
 import { isToolError, ToolError } from '../core/errors'
+import { captureImage } from './capture'
 import { neutraliseMetaRefresh } from './pages'
 import type { ScreenshotOptions } from './types'
 
-async function capture(page: Page, options: ScreenshotOptions): Promise<Uint8Array> {
-  const bytes = await page.screenshot({
-    type: options.format,
-    fullPage: options.fullPage,
-    ...(options.format === 'jpeg' ? { quality: 85 } : {}),
-  })
-  return new Uint8Array(bytes)
+function capture(page: Page, options: ScreenshotOptions): Promise<Uint8Array> {
+  return captureImage(page, { format: options.format, quality: 85, fullPage: options.fullPage })
 }
 
 /** Untrusted HTML on a locked-down pool page (JavaScript off, every request refused). */

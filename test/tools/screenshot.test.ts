@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createChromiumBrowser } from '../../src/browser/chromium'
 import { silentLogger } from '../../src/core/logger'
+import { createNodeHttpClient } from '../../src/net/node-http'
 import { chromiumChildren } from '../support/chromium'
 import { type LocalWeb, startLocalWeb } from '../support/local-web'
 import { startTestServer, type TestServer } from '../support/server'
@@ -160,6 +161,68 @@ describe('screenshot and pdf_generation when the browser is killed while calls w
       await killable.stop()
       await browser.close()
     }
+  })
+})
+
+describe('URL renders and the page limit (TOOLPORT_BROWSER_PAGES)', () => {
+  it('renders one URL at a time with one page: the second waits for a slot before it loads anything', {
+    timeout: 60_000,
+  }, async () => {
+    // Each page's document is held until the test lets it go.
+    const held: Array<() => void> = []
+    const stalling = await startLocalWeb({
+      '/stall': (_request, response) => {
+        response.setHeader('content-type', 'text/html')
+        held.push(() => response.end('<p>released</p>'))
+      },
+    })
+    const http = createNodeHttpClient({ policy: { allowHosts: [`127.0.0.1:${stalling.port}`] } })
+    const browser = createChromiumBrowser({ pages: 1, log: silentLogger, egress: http.resolve })
+    const options = { width: 200, height: 100, fullPage: false, format: 'png' as const }
+    const target = (n: number) => ({ url: `${stalling.url}/stall?n=${n}`, checkRequest: async () => {} })
+    try {
+      const first = browser.screenshot(target(1), options)
+      const second = browser.renderPage(target(2).url, target(2).checkRequest)
+      // A failed assertion below must not leave the two calls rejecting unobserved.
+      for (const call of [first, second]) call.catch(() => {})
+      // Until the first is loading and the second either waits for the slot or reaches the site too.
+      while (stalling.hits.length === 0 || (browser.status().queued === 0 && stalling.hits.length < 2)) {
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+      expect(stalling.hits.map((hit) => hit.url)).toEqual(['/stall?n=1'])
+      expect(browser.status()).toMatchObject({ active: 1, queued: 1 })
+      held.shift()?.()
+      expect((await first).byteLength).toBeGreaterThan(0)
+      while (held.length === 0) await new Promise((resolve) => setTimeout(resolve, 20))
+      expect(stalling.hits.map((hit) => hit.url)).toEqual(['/stall?n=1', '/stall?n=2'])
+      held.shift()?.()
+      expect((await second).html).toContain('released')
+    } finally {
+      for (const release of held) release()
+      await browser.close()
+      await stalling.stop()
+    }
+  })
+})
+
+describe('screenshot of a page taller than a JPEG can be', () => {
+  it('refuses a full-page JPEG past 65,535 px with 413 naming the limit, and stores no empty file', async () => {
+    const html = '<div style="height:100000px;background:#ddd">tall</div>'
+    const refused = await server.call('screenshot', {
+      html,
+      format: 'jpeg',
+      full_page: true,
+      width: 320,
+      height: 200,
+      output_path: 'shots/tall.jpg',
+    })
+    expect(refused.status, JSON.stringify(refused.body)).toBe(413)
+    expect(refused.body).toMatchObject({ code: 'size_exceeded', field: 'format' })
+    expect(refused.body.detail).toContain('65,535 px')
+    expect((await server.call('read_file', { path: 'shots/tall.jpg' })).status).toBe(404)
+    const viewport = await server.call('screenshot', { html, format: 'jpeg', width: 320, height: 200 })
+    expect(viewport.status).toBe(200)
+    expect(viewport.body.files[0].size).toBeGreaterThan(0)
   })
 })
 

@@ -1,6 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { ToolError } from '../../core/errors'
+import { captureImage } from '../capture'
 import type { Downloads } from './downloads'
 import { box, call, isFileInput, resolveRef } from './elements'
 import type { ActionDeps, ActionKit } from './kit'
@@ -16,12 +17,7 @@ export function createFileActions(
       run(async () => {
         const tab = deps.tab()
         const clip = ref ? await box(tab, await resolveRef(tab, ref)) : undefined
-        const bytes = await tab.page.screenshot({
-          type: format,
-          ...(format === 'jpeg' ? { quality: 80 } : {}),
-          ...(clip ? { clip, captureBeyondViewport: true } : { fullPage }),
-        })
-        return new Uint8Array(bytes)
+        return captureImage(tab.page, { format, quality: 80, fullPage, clip })
       }),
     pdf: () => run(async () => new Uint8Array(await deps.tab().page.pdf({ printBackground: true, timeout: 0 }))),
     upload: (ref, files) =>
