@@ -5,7 +5,8 @@ import { type LocalWeb, startLocalWeb } from './local-web'
  * The test site of the browser session suites, on 127.0.0.1: a login form, pages behind its cookie
  * (an account page and a paged table), a form with a select and a file input, a report download, a
  * link that opens a new tab, a redirect to a blocked address, a script that reaches for cloud metadata
- * and another loopback port, dialogs and console output.
+ * and another loopback port, dialogs and console output; a page opening forty windows at once, one
+ * whose beforeunload handler would keep it, and one 100,000 px tall.
  */
 const page = (title: string, body: string) =>
   `<!doctype html><html><head><meta charset="utf-8"><title>${title}</title></head><body>${body}</body></html>`
@@ -170,6 +171,25 @@ export async function startBrowserSite(victimPort: number): Promise<LocalWeb> {
           `<p id="status">Loading…</p><script>setTimeout(() => { document.getElementById('status').textContent = 'Ready now' }, 400)</script>`,
         ),
       ),
+    '/burst': (_request, response) =>
+      send(
+        response,
+        page(
+          'Burst',
+          `<button onclick="for (let i = 0; i < 40; i++) window.open('/second?' + i)">Open forty windows</button>`,
+        ),
+      ),
+    '/leave': (_request, response) =>
+      send(
+        response,
+        page(
+          'Stay here',
+          `<script>addEventListener('beforeunload', (event) => { event.preventDefault(); event.returnValue = '' })</script>
+            <button onclick="this.textContent = 'Touched'">Touch</button>`,
+        ),
+      ),
+    '/tall': (_request, response) =>
+      send(response, page('Tall', '<h1>Top</h1><div style="height:100000px;background:#ddd"></div><p>Bottom</p>')),
     '/local-file': (_request, response) =>
       send(
         response,

@@ -5,7 +5,7 @@ import { browserSessionSettings } from '../../src/browser/session/settings'
 import { silentLogger } from '../../src/core/logger'
 import { loadSettings } from '../../src/core/settings'
 import { createNodeHttpClient } from '../../src/net/node-http'
-import { startBrowserSite } from '../support/browser-site'
+import { refFor, startBrowserSite } from '../support/browser-site'
 import { type LocalWeb, startLocalWeb } from '../support/local-web'
 import { startTestServer, type TestServer } from '../support/server'
 
@@ -125,6 +125,60 @@ describe('session limits', () => {
       expect(clicked.body.tabs).toHaveLength(1)
       expect(clicked.body.blocked).toEqual([expect.objectContaining({ kind: 'Popup' })])
     })
+  })
+})
+
+describe('a page opening windows in a burst', () => {
+  it('keeps at most the tab limit however many windows open at once', { timeout: 60_000 }, async () => {
+    await withServer({}, async (server) => {
+      const opened = await server.call('browser_open', { url: `${site.url}/burst` }, { key: aliceKey })
+      const id = opened.body.session_id
+      const ref = refFor(opened.body.snapshot, 'button', 'Open forty windows')
+      const clicked = await server.call('browser_click', { session_id: id, ref }, { key: aliceKey })
+      expect(clicked.status, JSON.stringify(clicked.body).slice(0, 2000)).toBe(200)
+      expect(clicked.body.tabs.length).toBeLessThanOrEqual(5)
+      expect(clicked.body.blocked).toContainEqual(expect.objectContaining({ kind: 'Popup' }))
+      const listed = await server.call('browser_tabs', { session_id: id }, { key: aliceKey })
+      expect(listed.body.tabs.length).toBeLessThanOrEqual(5)
+    })
+  })
+})
+
+describe('maximum life', () => {
+  it('refuses new calls on a session past its maximum life while calls keep it busy, and ends it after them', {
+    timeout: 60_000,
+  }, async () => {
+    const browser = createChromiumBrowser({ pages: 1, log: silentLogger })
+    const settings = loadSettings(browserSessionSettings, { TOOLPORT_BROWSER_SESSION_MAX_SECONDS: '60' }, 'node')
+    // The sessions' clock is the test's: "later" is a number set here, not a wait.
+    let clock = Date.now()
+    const sessions = createBrowserSessions({
+      host: () => browser.sessionHost(),
+      settings,
+      maxDownloadBytes: 1_000_000,
+      log: silentLogger,
+      now: () => clock,
+    })
+    try {
+      const { session, summary } = await sessions.open('alice', {
+        viewport: { width: 800, height: 600 },
+        dialogs: 'dismiss',
+        checkRequest: async () => {},
+      })
+      const id = summary.session_id
+      // A call is running (the session is busy) when its maximum life passes.
+      const running = session.waitFor({ seconds: 1 })
+      clock += 61_000
+      expect(() => sessions.get('alice', id)).toThrow(/maximum life of 60 s/)
+      expect(sessions.open_count).toBe(1)
+      await running
+      // The running call settled: nothing holds the session any more.
+      expect(sessions.open_count).toBe(0)
+      expect(() => sessions.get('alice', id)).toThrow(/maximum life of 60 s/)
+    } finally {
+      await sessions.closeAll()
+      await browser.close()
+    }
   })
 })
 

@@ -241,6 +241,42 @@ describe('tabs, dialogs, console and waiting', () => {
   })
 })
 
+describe('a page that would keep the session', () => {
+  it('lets a navigation leave a page whose beforeunload handler asks to stay, and reports it', {
+    timeout: 60_000,
+  }, async () => {
+    const opened = await ok('browser_open', { url: `${site.url}/leave` })
+    const id = opened.session_id
+    // Chromium asks beforeunload only of a page the user touched.
+    await ok('browser_click', { session_id: id, ref: refFor(opened.snapshot, 'button', 'Touch') })
+    const left = await ok('browser_navigate', { session_id: id, url: `${site.url}/second` })
+    expect(left).toMatchObject({ url: `${site.url}/second`, title: 'Second tab' })
+    expect(left.dialogs).toEqual([expect.objectContaining({ type: 'beforeunload', action: 'accepted' })])
+    await ok('browser_close', { session_id: id })
+  })
+})
+
+describe('screenshots of a tall page', () => {
+  it('refuses a full-page JPEG past 65,535 px with 413 and stores nothing; the viewport still works', {
+    timeout: 60_000,
+  }, async () => {
+    const opened = await ok('browser_open', { url: `${site.url}/tall` })
+    const id = opened.session_id
+    const jpeg = await server.call('browser_screenshot', {
+      session_id: id,
+      full_page: true,
+      format: 'jpeg',
+      output_path: 'shots/tall.jpg',
+    })
+    expect(jpeg.status, JSON.stringify(jpeg.body)).toBe(413)
+    expect(jpeg.body.detail).toContain('65,535 px')
+    expect((await server.call('read_file', { path: 'shots/tall.jpg' })).status).toBe(404)
+    const viewport = await ok('browser_screenshot', { session_id: id, format: 'jpeg', output_path: 'shots/top.jpg' })
+    expect(viewport.files[0].size).toBeGreaterThan(0)
+    await ok('browser_close', { session_id: id })
+  })
+})
+
 describe('refs', () => {
   it('answers 409 with a hint for a ref of a page that is gone, and 400 for one that is not a ref', {
     timeout: 60_000,

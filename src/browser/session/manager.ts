@@ -72,12 +72,25 @@ export function createBrowserSessions(options: SessionManagerOptions): BrowserSe
       .catch((error: unknown) => log.warn('closing a browser session failed', { cause: String(error) }))
   }
 
+  const maxLifeReason = `it reached its maximum life of ${settings.maxLifeMs / 1000} s`
+
+  function pastMaxLife(entry: Held): boolean {
+    return now() - entry.openedAt >= settings.maxLifeMs
+  }
+
+  /**
+   * A session past its maximum life takes no new call (find refuses it); the calls already running
+   * finish, bounded by the action deadline, and the last one to settle ends it (or the sweep does).
+   */
+  function endIfOver(id: string, entry: Held): void {
+    if (entry.session && entry.busy === 0 && pastMaxLife(entry)) void end(id, maxLifeReason)
+  }
+
   function sweep(): void {
     const at = now()
     for (const [id, entry] of held) {
       if (!entry.session || entry.busy > 0) continue
-      if (at - entry.openedAt >= settings.maxLifeMs)
-        void end(id, `it reached its maximum life of ${settings.maxLifeMs / 1000} s`)
+      if (pastMaxLife(entry)) void end(id, maxLifeReason)
       else if (at - entry.lastUsed >= settings.idleMs) void end(id, `it was idle for ${settings.idleMs / 1000} s`)
     }
   }
@@ -109,14 +122,19 @@ export function createBrowserSessions(options: SessionManagerOptions): BrowserSe
       )
     }
     const entry = held.get(id)
-    if (entry?.tenant === tenant && entry.session) return entry
+    if (entry?.tenant === tenant && entry.session) {
+      if (!pastMaxLife(entry)) return entry
+      // However busy: calls keep coming on a session, but none starts past its maximum life.
+      endIfOver(id, entry)
+      throw endedError(id, maxLifeReason)
+    }
     const note = ended.get(id)
     if (note?.tenant === tenant) throw endedError(id, note.reason)
     throw notFound(id)
   }
 
   /** The session as tools use it: each call marks it busy (no sweep mid-action) and renews its idle time. */
-  function tracked(entry: Held, session: LiveSession): BrowserSession {
+  function tracked(id: string, entry: Held, session: LiveSession): BrowserSession {
     return new Proxy(session, {
       get(target, property, receiver) {
         const value = Reflect.get(target, property, receiver)
@@ -127,6 +145,7 @@ export function createBrowserSessions(options: SessionManagerOptions): BrowserSe
           const settle = () => {
             entry.busy--
             entry.lastUsed = now()
+            endIfOver(id, entry)
           }
           try {
             const result = value.apply(target, args)
@@ -200,12 +219,12 @@ export function createBrowserSessions(options: SessionManagerOptions): BrowserSe
       }
       sweeper ??= setInterval(sweep, Math.min(5_000, Math.max(250, Math.min(settings.idleMs, settings.maxLifeMs) / 4)))
       sweeper.unref?.()
-      return { session: tracked(entry, entry.session), summary: summaryOf(id, entry) }
+      return { session: tracked(id, entry, entry.session), summary: summaryOf(id, entry) }
     },
     get(tenant, id) {
       const entry = find(tenant, id)
       entry.lastUsed = now()
-      return tracked(entry, entry.session as LiveSession)
+      return tracked(id, entry, entry.session as LiveSession)
     },
     summary(tenant, id) {
       return summaryOf(id, find(tenant, id))

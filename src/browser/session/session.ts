@@ -48,6 +48,9 @@ export async function openSession(
   // Windows the page opened (told by the guard at once) and those taken in as tabs since.
   let popupsOpened = 0
   let popupsTaken = 0
+  // Tabs being set up: they count against the limit from the moment they are let in, so a burst of
+  // windows opened at once cannot all pass the check while each awaits its setup.
+  let opening = 0
   let ended: string | undefined
   let disposed = false
 
@@ -93,13 +96,19 @@ export async function openSession(
     const popup = tabs.length > 0
     adopted = (async () => {
       if (popup) popupsTaken++
-      if (tabs.length >= limits.maxPages) {
+      if (tabs.length + opening >= limits.maxPages) {
         blocked.push({ url: page.url(), reason: `this session has its ${limits.maxPages} tabs already`, kind: 'Popup' })
         await page.close().catch(() => {})
         return undefined
       }
-      const tab = await openTab(page, events)
-      await prepare(page).catch(() => {})
+      opening++
+      let tab: Tab
+      try {
+        tab = await openTab(page, events)
+        await prepare(page).catch(() => {})
+      } finally {
+        opening--
+      }
       tabs.push(tab)
       current = tabs.length - 1
       page.once('close', () => {
@@ -124,6 +133,8 @@ export async function openSession(
   const stopped = () => end('the browser stopped')
   host.browser.once('disconnected', stopped)
 
+  // Before the first tab: a page may start a download as soon as it loads.
+  const downloads = await createDownloads(host.browser, context, folder, limits.maxDownloadBytes, () => tabs)
   const first = await adopt(await context.newPage())
   if (!first) throw new Error('the first tab could not be opened')
 
@@ -138,7 +149,6 @@ export async function openSession(
     return active
   }
 
-  const downloads = await createDownloads(host.browser, context, folder, limits.maxDownloadBytes)
   const actions = createActions({
     tab,
     tabs: () => tabs,

@@ -73,7 +73,9 @@ export async function openTab(page: Page, events: TabEvents): Promise<Tab> {
     events.onConsole({ type: 'pageerror', text: error instanceof Error ? error.message : String(error) })
   })
   page.on('dialog', (dialog) => {
-    const action = events.dialogs === 'accept' && dialog.type() !== 'beforeunload' ? 'accepted' : 'dismissed'
+    // beforeunload is not the page asking the user a question (as confirm is): it would veto a
+    // navigation the caller asked for, and every later one, so the page is always let go.
+    const action = events.dialogs === 'accept' || dialog.type() === 'beforeunload' ? 'accepted' : 'dismissed'
     events.onDialog({ type: dialog.type(), message: dialog.message().slice(0, 500), action })
     void (action === 'accepted' ? dialog.accept() : dialog.dismiss()).catch(() => {})
   })

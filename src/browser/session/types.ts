@@ -11,7 +11,7 @@ export interface SessionOpenOptions {
   /** BCP 47, e.g. "en-US": Accept-Language and navigator.language. */
   locale?: string | undefined
   userAgent?: string | undefined
-  /** What happens to alert/confirm/prompt/beforeunload dialogs; each is reported either way. */
+  /** What happens to alert/confirm/prompt dialogs (beforeunload is always accepted); each is reported either way. */
   dialogs: 'dismiss' | 'accept'
   /** Throws for an http(s) URL the session may not load: called for every request of every target. */
   checkRequest(url: string): Promise<void>
