@@ -194,7 +194,9 @@ describe('SSRF protection', () => {
       expect(failure.code, path).toBe('permission_denied')
     }
     const file = (await client.request({ url: `${target.url}/to-file` }).catch((error: unknown) => error)) as ToolError
-    expect(file.code).toBe('validation')
+    // The server's redirect is at fault, not the caller's URL: 502 naming it, no field blamed.
+    expect(file.code).toBe('connection')
+    expect(file.message).toContain('redirected to a file: URL')
     const loop = (await client.request({ url: `${target.url}/loop` }).catch((error: unknown) => error)) as ToolError
     expect(loop.code).toBe('connection')
     expect(loop.message).toMatch(/5 redirects/)
