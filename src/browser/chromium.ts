@@ -142,26 +142,18 @@ export function createChromiumBrowser(options: ChromiumOptions): ChromiumBrowser
   /**
    * Work on a page of a browser context of its own, under the policy: cookies and storage die with the
    * call, and so does every window the page managed to open. Used for URL renders, whose pages load
-   * the network; the context is closed afterwards whatever happened. It takes one of the pool's slots
-   * (TOOLPORT_BROWSER_PAGES) like any render, before the context exists.
+   * the network; the context is closed afterwards whatever happened.
    */
-  function isolated<T>(
-    signal: AbortSignal | undefined,
-    guard: Guard,
-    policy: ContextPolicy,
-    work: (page: Page) => Promise<T>,
-  ): Promise<T> {
-    return pool.hold(signal, async () => {
-      const { browser, guard: targets } = await current()
-      const context = await guard(() => browser.createBrowserContext())
-      const release = targets.protect(context, policy)
-      try {
-        return await pool.fresh(context, guard, work)
-      } finally {
-        release()
-        void context.close().catch(() => {})
-      }
-    })
+  async function isolated<T>(guard: Guard, policy: ContextPolicy, work: (page: Page) => Promise<T>): Promise<T> {
+    const { browser, guard: targets } = await current()
+    const context = await guard(() => browser.createBrowserContext())
+    const release = targets.protect(context, policy)
+    try {
+      return await pool.fresh(context, guard, work)
+    } finally {
+      release()
+      void context.close().catch(() => {})
+    }
   }
 
   /** What the deadline rejects with, told apart from anything the browser throws. */
@@ -213,14 +205,14 @@ export function createChromiumBrowser(options: ChromiumOptions): ChromiumBrowser
       }
       // A URL needs a page of its own: requests checked one by one, closed afterwards with its context.
       const policy: ContextPolicy = { check: target.checkRequest, popups: 'close' }
-      return isolated(signal, withDeadline('Loading the page', 'Try a smaller or faster page.'), policy, (page) =>
+      return isolated(withDeadline('Loading the page', 'Try a smaller or faster page.'), policy, (page) =>
         photographUrl(page, target.url, target.checkRequest, shot),
       )
     },
 
-    async renderPage(url, checkRequest, signal) {
+    async renderPage(url, checkRequest) {
       const policy: ContextPolicy = { check: checkRequest, popups: 'close' }
-      return isolated(signal, withDeadline('Rendering the page', 'Try a smaller or faster page.'), policy, (page) =>
+      return isolated(withDeadline('Rendering the page', 'Try a smaller or faster page.'), policy, (page) =>
         renderedHtml(page, url, checkRequest),
       )
     },
