@@ -91,6 +91,38 @@ describe.each(['fs', 's3'] as const)('pdf_generation on %s storage', (driver) =>
     }
   })
 
+  it('answers 400 at once for an embedded image that would decode to more than 50 megapixels', async () => {
+    // The header of a 20,000 × 20,000 PNG (the audit's was 1.5 MB of zeros that decoded to 1.6 GB); its
+    // data is cut short here, since the check reads only what the header declares.
+    const { deflateSync } = await import('node:zlib')
+    const chunk = (type: string, data: Buffer) => {
+      const out = Buffer.alloc(12 + data.length)
+      out.writeUInt32BE(data.length, 0)
+      out.write(type, 4, 'latin1')
+      data.copy(out, 8)
+      return out
+    }
+    const header = Buffer.alloc(13)
+    header.writeUInt32BE(20_000, 0)
+    header.writeUInt32BE(20_000, 4)
+    header.set([8, 6, 0, 0, 0], 8)
+    const png = Buffer.concat([
+      Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+      chunk('IHDR', header),
+      chunk('IDAT', deflateSync(Buffer.alloc(80_001))),
+      chunk('IEND', Buffer.alloc(0)),
+    ])
+    const image = `data:image/png;base64,${png.toString('base64')}`
+    for (const [content, content_type] of [
+      [`# Chart\n\n![chart](${image})`, 'markdown'],
+      [`<img src="${image}">`, 'html'],
+    ]) {
+      const result = await server.call('pdf_generation', { content, content_type })
+      expect(result.status, JSON.stringify(result.body).slice(0, 200)).toBe(400)
+      expect(result.body).toMatchObject({ code: 'validation', field: 'content' })
+    }
+  })
+
   it('wraps a word or URL wider than the page in Markdown, in text and in tables, instead of cutting it', async () => {
     const word = 'abcdefghij'.repeat(50)
     const url = `https://example.com/${'p'.repeat(300)}`

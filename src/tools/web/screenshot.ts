@@ -2,6 +2,7 @@ import { z } from 'zod'
 import { ToolError } from '../../core/errors'
 import { fileOutput, saveOutputFile } from '../../downloads/handoff'
 import { FileOutputFields, OutputPath } from '../../downloads/schemas'
+import { assertEmbeddedImagesFit } from '../embedded-images'
 import { assertHtmlNesting } from '../html-nesting'
 import { defineTool } from '../tool'
 import { ScreenshotPreview, screenshotDryRun } from './dry-runs'
@@ -46,7 +47,10 @@ export const screenshot = defineTool({
     const options = { width: input.width, height: input.height, fullPage: input.full_page, format: input.format }
     const url = input.url
     if (url !== undefined) await requireHttp(http).check(url)
-    if (input.html !== undefined) assertHtmlNesting(input.html, 'html')
+    if (input.html !== undefined) {
+      assertHtmlNesting(input.html, 'html')
+      assertEmbeddedImagesFit(input.html, 'html')
+    }
     const target =
       url !== undefined
         ? { url, checkRequest: (request: string) => requireHttp(http).check(request) }

@@ -3,6 +3,7 @@ import type { PdfRenderOptions } from '../../../browser/types'
 import { ToolError } from '../../../core/errors'
 import { fileOutput, saveOutputFile } from '../../../downloads/handoff'
 import { FileOutputFields, OutputPath } from '../../../downloads/schemas'
+import { assertEmbeddedImagesFit } from '../../embedded-images'
 import { assertHtmlNesting } from '../../html-nesting'
 import { offloaded } from '../../offload'
 import { defineTool, type ToolContext } from '../../tool'
@@ -128,6 +129,7 @@ async function render(
     })
   }
   if (request.content_type === 'html') assertHtmlNesting(request.content, 'content')
+  assertEmbeddedImagesFit(request.content, 'content')
   const html =
     request.content_type === 'html'
       ? request.content
