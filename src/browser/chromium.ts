@@ -142,18 +142,33 @@ export function createChromiumBrowser(options: ChromiumOptions): ChromiumBrowser
   /**
    * Work on a page of a browser context of its own, under the policy: cookies and storage die with the
    * call, and so does every window the page managed to open. Used for URL renders, whose pages load
-   * the network; the context is closed afterwards whatever happened.
+   * the network; the context is closed afterwards whatever happened. It takes one of the pool's slots
+   * (TOOLPORT_BROWSER_PAGES) like any render, before the context exists. Its deadline counts from the
+   * call, waiting for the slot included: a queued render behind a stuck one ends at its own deadline
+   * (504) rather than starting late on a browser that is about to be restarted.
    */
-  async function isolated<T>(guard: Guard, policy: ContextPolicy, work: (page: Page) => Promise<T>): Promise<T> {
-    const { browser, guard: targets } = await current()
-    const context = await guard(() => browser.createBrowserContext())
-    const release = targets.protect(context, policy)
-    try {
-      return await pool.fresh(context, guard, work)
-    } finally {
-      release()
-      void context.close().catch(() => {})
-    }
+  function isolated<T>(
+    signal: AbortSignal | undefined,
+    what: string,
+    policy: ContextPolicy,
+    work: (page: Page) => Promise<T>,
+  ): Promise<T> {
+    const guard = withDeadline(what, 'Try a smaller or faster page.', Date.now() + timeout)
+    const expired = AbortSignal.timeout(timeout)
+    const waiting = signal ? AbortSignal.any([signal, expired]) : expired
+    return guard(() =>
+      pool.hold(waiting, async () => {
+        const { browser, guard: targets } = await current()
+        const context = await guard(() => browser.createBrowserContext())
+        const release = targets.protect(context, policy)
+        try {
+          return await pool.fresh(context, guard, work)
+        } finally {
+          release()
+          void context.close().catch(() => {})
+        }
+      }),
+    )
   }
 
   /** What the deadline rejects with, told apart from anything the browser throws. */
@@ -163,12 +178,13 @@ export function createChromiumBrowser(options: ChromiumOptions): ChromiumBrowser
    * A guard for pool work: the render deadline, and every failure turned into a ToolError. A deadline
    * hit (or a puppeteer timeout) is 504 timeout; anything else the browser throws (a closed
    * connection or target, a protocol error, a crashed page) is 503 unavailable, never a 500.
+   * With `end` (a Date.now() time), every step it guards shares that one deadline instead of its own.
    */
-  function withDeadline(what: string, hint: string): Guard {
+  function withDeadline(what: string, hint: string, end?: number): Guard {
     return async (work) => {
       let timer: ReturnType<typeof setTimeout> | undefined
       const deadline = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(deadlineHit), timeout)
+        timer = setTimeout(() => reject(deadlineHit), end === undefined ? timeout : Math.max(0, end - Date.now()))
       })
       try {
         return await Promise.race([work(), deadline])
@@ -205,16 +221,14 @@ export function createChromiumBrowser(options: ChromiumOptions): ChromiumBrowser
       }
       // A URL needs a page of its own: requests checked one by one, closed afterwards with its context.
       const policy: ContextPolicy = { check: target.checkRequest, popups: 'close' }
-      return isolated(withDeadline('Loading the page', 'Try a smaller or faster page.'), policy, (page) =>
+      return isolated(signal, 'Loading the page', policy, (page) =>
         photographUrl(page, target.url, target.checkRequest, shot),
       )
     },
 
-    async renderPage(url, checkRequest) {
+    async renderPage(url, checkRequest, signal) {
       const policy: ContextPolicy = { check: checkRequest, popups: 'close' }
-      return isolated(withDeadline('Rendering the page', 'Try a smaller or faster page.'), policy, (page) =>
-        renderedHtml(page, url, checkRequest),
-      )
+      return isolated(signal, 'Rendering the page', policy, (page) => renderedHtml(page, url, checkRequest))
     },
 
     async renderPdf(html: string, pdf: PdfRenderOptions, signal?: AbortSignal) {

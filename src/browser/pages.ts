@@ -18,8 +18,13 @@ export interface PagePool {
    */
   use<T>(signal: AbortSignal | undefined, guard: Guard, work: (page: Page) => Promise<T>): Promise<T>
   /**
+   * Runs work once a slot is free (queueing like use, 429 past the queue), holding the slot until the
+   * work ends: what renders outside the pool's pages (a URL in a context of its own) counts too.
+   */
+  hold<T>(signal: AbortSignal | undefined, work: () => Promise<T>): Promise<T>
+  /**
    * Runs work on a new page of its own in the given context, created under the guard, not locked down
-   * (the work sets its own fences) and closed afterwards. It takes no slot.
+   * (the work sets its own fences) and closed afterwards. It takes no slot: call it within hold.
    */
   fresh<T>(context: BrowserContext, guard: Guard, work: (page: Page) => Promise<T>): Promise<T>
   readonly active: number
@@ -194,6 +199,14 @@ export function createPagePool(getContext: () => Promise<BrowserContext>, option
           if (page && ok && !page.isClosed()) idle.push(page)
           else if (page && !page.isClosed()) discard(page)
         })
+      } finally {
+        release()
+      }
+    },
+    async hold(signal, work) {
+      await slot(signal)
+      try {
+        return await work()
       } finally {
         release()
       }

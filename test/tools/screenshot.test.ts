@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createChromiumBrowser } from '../../src/browser/chromium'
 import { silentLogger } from '../../src/core/logger'
+import { createNodeHttpClient } from '../../src/net/node-http'
 import { chromiumChildren } from '../support/chromium'
 import { type LocalWeb, startLocalWeb } from '../support/local-web'
 import { startTestServer, type TestServer } from '../support/server'
@@ -159,6 +160,47 @@ describe('screenshot and pdf_generation when the browser is killed while calls w
     } finally {
       await killable.stop()
       await browser.close()
+    }
+  })
+})
+
+describe('URL renders and the page limit (TOOLPORT_BROWSER_PAGES)', () => {
+  it('renders one URL at a time with one page: the second waits for a slot before it loads anything', {
+    timeout: 60_000,
+  }, async () => {
+    // Each page's document is held until the test lets it go.
+    const held: Array<() => void> = []
+    const stalling = await startLocalWeb({
+      '/stall': (_request, response) => {
+        response.setHeader('content-type', 'text/html')
+        held.push(() => response.end('<p>released</p>'))
+      },
+    })
+    const http = createNodeHttpClient({ policy: { allowHosts: [`127.0.0.1:${stalling.port}`] } })
+    const browser = createChromiumBrowser({ pages: 1, log: silentLogger, egress: http.resolve })
+    const options = { width: 200, height: 100, fullPage: false, format: 'png' as const }
+    const target = (n: number) => ({ url: `${stalling.url}/stall?n=${n}`, checkRequest: async () => {} })
+    try {
+      const first = browser.screenshot(target(1), options)
+      const second = browser.renderPage(target(2).url, target(2).checkRequest)
+      // A failed assertion below must not leave the two calls rejecting unobserved.
+      for (const call of [first, second]) call.catch(() => {})
+      // Until the first is loading and the second either waits for the slot or reaches the site too.
+      while (stalling.hits.length === 0 || (browser.status().queued === 0 && stalling.hits.length < 2)) {
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+      expect(stalling.hits.map((hit) => hit.url)).toEqual(['/stall?n=1'])
+      expect(browser.status()).toMatchObject({ active: 1, queued: 1 })
+      held.shift()?.()
+      expect((await first).byteLength).toBeGreaterThan(0)
+      while (held.length === 0) await new Promise((resolve) => setTimeout(resolve, 20))
+      expect(stalling.hits.map((hit) => hit.url)).toEqual(['/stall?n=1', '/stall?n=2'])
+      held.shift()?.()
+      expect((await second).html).toContain('released')
+    } finally {
+      for (const release of held) release()
+      await browser.close()
+      await stalling.stop()
     }
   })
 })
