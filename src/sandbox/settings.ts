@@ -99,6 +99,12 @@ export const sandboxSettings = defineSettings({
       description:
         "Longest a workspace copy is trusted on toolport's change markers alone before storage is listed in full again, for programs that write the bucket without toolport (docs/sandbox.md). `0`: list on every command.",
     }),
+    TOOLPORT_SHELL_OVERLAY: variable({
+      schema: z.enum(['auto', 'off']),
+      default: 'auto',
+      description:
+        '`auto`: with bubblewrap, a command runs over an overlay of the workspace copy when the kernel allows an unprivileged one (Linux 5.11+), so the sync reads only what it wrote; `off`: over the copy itself, walked in full after each command (docs/sandbox.md).',
+    }),
     TOOLPORT_SANDBOX_UID: variable({
       schema: z.coerce.number().int().min(1).max(4_294_967_294),
       default: '65534',
@@ -179,6 +185,8 @@ export const sandboxSettings = defineSettings({
       },
       /** Longest a workspace copy is trusted on change markers alone; 0: list storage on every command. */
       reconcileSeconds: values.TOOLPORT_SHELL_RECONCILE_SECONDS,
+      /** Run commands over an overlay of the copy where bubblewrap can (executors/overlay.ts). */
+      overlay: values.TOOLPORT_SHELL_OVERLAY === 'auto',
       /** Host uid/gid the sandbox runs as when the service runs as root. */
       user: { uid: values.TOOLPORT_SANDBOX_UID, gid: values.TOOLPORT_SANDBOX_GID },
       container,

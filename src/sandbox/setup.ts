@@ -6,7 +6,13 @@ import type { Resolver } from '../net/node-http'
 import { createEgressService } from './egress/egress'
 import { type ForwarderRuntime, prepareForwarder } from './egress/forwarder'
 import type { EgressSettings } from './egress/settings'
-import { type BwrapOptions, createBwrapSandbox, findUsrMergedLinks, probeBwrap } from './executors/bwrap'
+import {
+  type BwrapOptions,
+  createBwrapSandbox,
+  findUsrMergedLinks,
+  probeBwrap,
+  probeBwrapOverlay,
+} from './executors/bwrap'
 import { probeCgroups } from './executors/cgroup'
 import {
   type ContainerOptions,
@@ -83,7 +89,13 @@ async function createBwrap(
     forwarder: await forwarderFor(egress, workDir),
   }
   const failure = await probeBwrap(options, workDir)
-  return failure ? `bubblewrap cannot start a sandbox here: ${failure}` : createBwrapSandbox(options)
+  if (failure) return `bubblewrap cannot start a sandbox here: ${failure}`
+  const noOverlay = !settings.overlay
+    ? 'TOOLPORT_SHELL_OVERLAY=off'
+    : !(await findProgram('unshare', env))
+      ? 'unshare (util-linux) is not installed'
+      : await probeBwrapOverlay(options, workDir)
+  return createBwrapSandbox({ ...options, overlay: noOverlay === undefined, ...(noOverlay ? { noOverlay } : {}) })
 }
 
 async function createContainer(

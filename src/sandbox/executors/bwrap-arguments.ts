@@ -101,7 +101,17 @@ export async function bwrapInvocation(
   for (const path of await existing(hostEtcEntries)) args.push('--ro-bind', path, path)
   for (const [name, content] of Object.entries(generatedEtc))
     args.push('--ro-bind-data', dataFd(content), `/etc/${name}`)
-  args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', '--bind', request.workspaceDir, '/workspace')
+  args.push(
+    '--proc',
+    '/proc',
+    '--dev',
+    '/dev',
+    '--tmpfs',
+    '/tmp',
+    '--bind',
+    request.overlay?.merged ?? request.workspaceDir,
+    '/workspace',
+  )
   for (const mount of request.mounts ?? []) args.push('--ro-bind', mount.host, mount.sandbox)
   args.push('--chdir', request.cwd ? `/workspace/${request.cwd}` : '/workspace', '--clearenv')
   const env = {

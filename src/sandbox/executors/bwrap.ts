@@ -1,5 +1,9 @@
+import { chmod, chown, mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { removeTree } from '../mirror/tree'
 import { type BwrapLayout, bwrapInvocation, sandboxUid } from './bwrap-arguments'
 import type { CgroupManager, RunCgroup } from './cgroup'
+import { listMerged, overlayablePath, overlayPrefix } from './overlay'
 import type { Sandbox, SandboxLimits, SandboxRunRequest, SandboxRunResult, SandboxStatus } from './sandbox'
 import { probeSandbox, runSandboxedChild, type SandboxedProgram, workspaceLimitOf } from './sandboxed-child'
 import { spawnSandboxedProcess } from './sandboxed-process'
@@ -12,6 +16,10 @@ export interface BwrapOptions extends BwrapLayout {
   /** Host uid/gid the sandbox runs as when the service is root; unprivileged users keep their own. */
   sandboxUser: { uid: number; gid: number } | undefined
   cgroups: CgroupManager | undefined
+  /** Runs may take an overlay (the probe mounted one here: probeBwrapOverlay). */
+  overlay?: boolean
+  /** Why runs take no overlay, for the status: off by TOOLPORT_SHELL_OVERLAY, or what the probe met. */
+  noOverlay?: string
 }
 
 const joinCgroupsScript = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"'
@@ -34,11 +42,17 @@ export function createBwrapSandbox(options: BwrapOptions): Sandbox {
         }),
     file_size: `RLIMIT_FSIZE ${limits.fileBytes} bytes`,
     open_files: `RLIMIT_NOFILE ${limits.openFiles}`,
+    workspace_sync: options.overlay
+      ? 'overlay: the command writes to an upper layer over the copy; the sync reads only that layer'
+      : `the copy itself, walked in full after each command${options.noOverlay ? ` (no overlay: ${options.noOverlay})` : ''}`,
     workspace: `${limits.workspaceBytes} bytes and ${limits.workspaceEntries} entries: sampled every 250 ms, counted at any depth once the command ended; past them nothing is synced`,
   }
   return {
     executor: 'bwrap',
     egress: options.forwarder !== undefined,
+    ...(options.overlay
+      ? { overlays: { list: (layers, folders) => listMerged(layers, folders, dropUserOf(options)) } }
+      : {}),
     status: (): SandboxStatus => ({ executor: 'bwrap', status: 'ok', enforced }),
     async run(request): Promise<SandboxRunResult> {
       const cgroup = await options.cgroups?.create({ memoryBytes: limits.memoryBytes, pids: limits.pids })
@@ -91,23 +105,62 @@ export async function bwrapChain(
     `--nproc=${cgroup ? limits.pids * 8 : limits.pids}`,
     ...(behindForwarder ? [] : addressSpace),
   ]
-  const dropUser = options.sandboxUser
-    ? [
-        'setpriv',
-        `--reuid=${options.sandboxUser.uid}`,
-        `--regid=${options.sandboxUser.gid}`,
-        '--clear-groups',
-        '--no-new-privs',
-      ]
-    : []
   const invocation = await bwrapInvocation(options, request, behindForwarder ? addressSpace : [])
-  const chain = ['prlimit', ...rlimits, '--', ...dropUser, 'env', '-i', options.bwrapPath, ...invocation.args]
+  const overlay = request.overlay && options.overlay ? overlayPrefix(request.overlay) : []
+  if (request.overlay && !options.overlay) throw new Error('this sandbox was not set up for overlays')
+  const chain = ['prlimit', ...rlimits, '--', ...dropUserOf(options), ...overlay, 'env', '-i', options.bwrapPath]
+  chain.push(...invocation.args)
   return {
     file: '/bin/sh',
     args: ['-c', joinCgroupsScript, 'sh', ...(cgroup?.procsFiles ?? []), '--', ...chain],
     env: {},
     cwd: '/',
     inputs: invocation.inputs,
+  }
+}
+
+function dropUserOf(options: BwrapOptions): string[] {
+  if (!options.sandboxUser) return []
+  const { uid, gid } = options.sandboxUser
+  return ['setpriv', `--reuid=${uid}`, `--regid=${gid}`, '--clear-groups', '--no-new-privs']
+}
+
+/**
+ * Runs a write through the chain over a fresh overlay inside the work folder; the text says why overlays
+ * cannot be used here (then commands run over the copy itself).
+ */
+export async function probeBwrapOverlay(options: BwrapOptions, workDir: string): Promise<string | undefined> {
+  if (!overlayablePath(workDir)) return `the work folder's path has a character overlayfs cannot take (, : \\)`
+  const base = await mkdtemp(join(workDir, 'probe-overlay-'))
+  try {
+    // mkdtemp makes it 0700: the sandbox user mounts the layers, so it must reach them.
+    await chmod(base, 0o711)
+    const layers = { lower: join(base, 'lower'), upper: join(base, 'upper'), work: join(base, 'work') }
+    const merged = join(base, 'merged')
+    for (const folder of [layers.lower, layers.upper, layers.work, merged]) {
+      await mkdir(folder)
+      if (options.sandboxUser) await chown(folder, options.sandboxUser.uid, options.sandboxUser.gid)
+    }
+    await writeFile(join(layers.lower, 'kept'), 'lower\n')
+    const sandbox = createBwrapSandbox({ ...options, overlay: true })
+    const result = await sandbox.run({
+      command: 'cat kept && echo written > new && rm kept',
+      workspaceDir: layers.lower,
+      overlay: { ...layers, merged, lowerUsage: { bytes: 0, entries: 0 } },
+      cwd: '',
+      timeoutMs: 10_000,
+      signal: new AbortController().signal,
+    })
+    if (result.exitCode !== 0) return result.output.text.trim() || `exit code ${result.exitCode}`
+    const wrote = await readFile(join(layers.upper, 'new'), 'utf8').catch(() => '')
+    const kept = await readFile(join(layers.lower, 'kept'), 'utf8').catch(() => '')
+    if (wrote !== 'written\n' || kept !== 'lower\n') return 'the overlay did not keep the layers apart'
+    const listing = await sandbox.overlays?.list({ ...layers, merged, lowerUsage: { bytes: 0, entries: 0 } }, [])
+    return listing ? undefined : 'the overlay could not be listed'
+  } catch (error) {
+    return (error as Error).message
+  } finally {
+    await removeTree(base)
   }
 }
 

@@ -22,7 +22,18 @@ export function workspaceLimitPassed(usage: TreeUsage, maxBytes: number, maxEntr
  * the limit itself: a command can outrun it between two samples, so the shell service measures
  * again once the command is dead and syncs nothing of a workspace past a limit.
  */
-export function workspaceWatchdog(folder: string, maxBytes: number, maxEntries: number) {
-  return async (): Promise<string | undefined> =>
-    workspaceLimitPassed(await diskUsage(folder, maxEntries), maxBytes, maxEntries)
+export function workspaceWatchdog(
+  folder: string,
+  maxBytes: number,
+  maxEntries: number,
+  base: TreeUsage = { bytes: 0, entries: 0 },
+) {
+  return async (): Promise<string | undefined> => {
+    const usage = await diskUsage(folder, Math.max(0, maxEntries - base.entries))
+    return workspaceLimitPassed(
+      { bytes: usage.bytes + base.bytes, entries: usage.entries + base.entries },
+      maxBytes,
+      maxEntries,
+    )
+  }
 }

@@ -3,6 +3,9 @@
  * Executors (bwrap, process, container) implement it; the shell service adds queueing and workspace sync.
  * Types only, so portable code (the tool) can depend on it.
  */
+import type { OverlayLayers } from './overlay'
+
+export type { OverlayLayers }
 export type OutputStream = 'stdout' | 'stderr'
 
 export interface SandboxRunRequest {
@@ -19,6 +22,11 @@ export interface SandboxRunRequest {
   mounts?: ReadonlyArray<{ host: string; sandbox: string }>
   /** Host folder mounted (or used) as the workspace. */
   workspaceDir: string
+  /**
+   * Run over these layers instead (executors with `overlays` only): workspaceDir is their lower layer,
+   * which the run never writes; what it writes lands in the upper one.
+   */
+  overlay?: OverlayLayers
   /** Working directory relative to the workspace root ('' for the root). */
   cwd: string
   /** Extra variables on top of the executor's fixed minimal set. */
@@ -78,6 +86,8 @@ export interface Sandbox {
   readonly images?: readonly string[]
   /** Can a run reach the network through the egress proxy (egressSocket)? Where false, none is opened. */
   readonly egress: boolean
+  /** Present where runs can take an overlay (bwrap, when the probe could mount one here). */
+  readonly overlays?: OverlaySupport
   status(): SandboxStatus
   run(request: SandboxRunRequest): Promise<SandboxRunResult>
   /**
@@ -86,6 +96,11 @@ export interface Sandbox {
    * executor cannot keep one (process on Lambda).
    */
   start?(request: SandboxStartRequest): Promise<SandboxProcess>
+}
+
+export interface OverlaySupport {
+  /** The merged view of these workspace folders, once a run over the layers has ended (overlay.ts). */
+  list(layers: OverlayLayers, folders: readonly string[]): Promise<Map<string, Buffer[]>>
 }
 
 export interface SandboxStartRequest {

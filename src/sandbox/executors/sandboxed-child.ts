@@ -29,7 +29,15 @@ export function runSandboxedChild(program: SandboxedProgram, request: SandboxRun
     ...(request.notes ? { notes: request.notes } : {}),
     watchdog: {
       intervalMs: 250,
-      check: workspaceWatchdog(request.workspaceDir, limits.workspaceBytes, limits.workspaceEntries),
+      // Over an overlay, what the host holds: the copy and what the run wrote on top of it.
+      check: request.overlay
+        ? workspaceWatchdog(
+            request.overlay.upper,
+            limits.workspaceBytes,
+            limits.workspaceEntries,
+            request.overlay.lowerUsage,
+          )
+        : workspaceWatchdog(request.workspaceDir, limits.workspaceBytes, limits.workspaceEntries),
     },
   })
 }

@@ -1,0 +1,101 @@
+import { spawn } from 'node:child_process'
+
+/**
+ * The workspace as an overlay: the command sees the copy (lower) through an overlayfs whose upper
+ * layer receives everything it writes, so what changed is known by construction and the sync never
+ * walks the whole copy. bubblewrap 0.8 has no --overlay, so the mount is made by the chain itself, in
+ * a user and mount namespace of its own (`unshare --user --map-root-user --mount`, as the sandbox's host
+ * uid, after setpriv), where an unprivileged overlay is allowed (Linux 5.11+, `userxattr`); bwrap then
+ * binds the merged folder at /workspace. The mount lives only as long as that namespace's processes.
+ */
+export interface OverlayLayers {
+  /** The copy as storage holds it; the sandbox never writes to it. */
+  lower: string
+  /** Empty before each run; afterwards exactly what the run created, changed (copied up) or deleted (whiteouts). */
+  upper: string
+  /** overlayfs's own scratch folder, on the same filesystem as upper. */
+  work: string
+  /** The mount point bwrap binds at /workspace. */
+  merged: string
+  /** What lower holds (bytes, entries), so the watchdog can count the workspace as upper plus lower. */
+  lowerUsage: { bytes: number; entries: number }
+}
+
+// Exits 97 without running anything when the mount fails: the command must never see the copy itself.
+const mountScript =
+  'mount -t overlay overlay -o "lowerdir=$1,upperdir=$2,workdir=$3,userxattr" "$4" || { echo "toolport: the workspace overlay could not be mounted; the command did not run" >&2; exit 97; }; '
+const runScript = `${mountScript}shift 4; exec "$@"`
+// After the run, with nothing of it alive: the merged entries of the named folders (NUL-separated paths).
+const listScript = `${mountScript}cd "$4" || exit 97; shift 4; exec find "$@" -mindepth 1 -maxdepth 1 -print0`
+
+/** overlayfs takes its layers in one option string: these characters would be read as separators. */
+export function overlayablePath(path: string): boolean {
+  return !/[,:\\\n]/.test(path)
+}
+
+/** The part of the chain, after the drop to the sandbox user, that mounts the layers and runs the rest. */
+export function overlayPrefix(layers: OverlayLayers): string[] {
+  return [
+    'unshare',
+    '--user',
+    '--map-root-user',
+    '--mount',
+    '/bin/sh',
+    '-c',
+    runScript,
+    'sh',
+    layers.lower,
+    layers.upper,
+    layers.work,
+    layers.merged,
+  ]
+}
+
+/**
+ * Lists the merged view of the given folders (workspace-relative, each a folder of both layers), by
+ * mounting the layers again once the run is over: whether such a folder merges with lower or hides it
+ * (opaque: removed and made again during the run) is kept in an extended attribute Node cannot read,
+ * and the merged listing says it exactly. Returns folder → names (bytes: names need not be UTF-8).
+ */
+export function listMerged(
+  layers: OverlayLayers,
+  folders: readonly string[],
+  dropUser: readonly string[],
+): Promise<Map<string, Buffer[]>> {
+  const starts = folders.map((folder) => `./${folder}`)
+  const args = [...dropUser, ...overlayPrefix(layers).slice(0, 4), '/bin/sh', '-c', listScript, 'sh']
+  args.push(layers.lower, layers.upper, layers.work, layers.merged, ...starts)
+  const [file, ...rest] = args as [string, ...string[]]
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, rest, { env: {}, cwd: '/', stdio: ['ignore', 'pipe', 'pipe'] })
+    const out: Buffer[] = []
+    let err = ''
+    child.stdout.on('data', (chunk: Buffer) => out.push(chunk))
+    child.stderr.on('data', (chunk: Buffer) => {
+      if (err.length < 2000) err += chunk.toString()
+    })
+    child.on('error', reject)
+    child.on('close', (code) => {
+      if (code !== 0) {
+        reject(new Error(`listing the workspace overlay failed (exit ${code}): ${err.trim()}`))
+        return
+      }
+      resolve(groupByFolder(Buffer.concat(out), folders))
+    })
+  })
+}
+
+/** find prints `./<folder>/<name>` for each entry: a name has no '/', so the folder is all before the last. */
+function groupByFolder(output: Buffer, folders: readonly string[]): Map<string, Buffer[]> {
+  const listings = new Map<string, Buffer[]>(folders.map((folder) => [folder, []]))
+  let start = 0
+  for (let end = output.indexOf(0, start); end !== -1; end = output.indexOf(0, start)) {
+    const entry = output.subarray(start, end)
+    start = end + 1
+    const slash = entry.lastIndexOf(0x2f)
+    if (slash < 2) continue
+    const folder = entry.subarray(2, slash).toString()
+    listings.get(folder)?.push(Buffer.from(entry.subarray(slash + 1)))
+  }
+  return listings
+}
