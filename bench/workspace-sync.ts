@@ -36,6 +36,7 @@ try {
     maxFileBytes: config.calls.maxFileBytes,
   })
   if (!shell) throw new Error(`no sandbox: ${problem}`)
+  const syncMode = shell.status().enforced.workspace_sync ?? 'unknown'
 
   async function fill(storage: ObjectStore, prefix: string): Promise<void> {
     const pending: Promise<unknown>[] = []
@@ -118,9 +119,9 @@ try {
   // What stays per call once the avoidable work is gone, from profiling this benchmark (--cpu-prof and
   // per-phase CPU): printed under a missed target.
   const remains: Record<string, string> = {
-    fs: "What remains is the one walk of the copy after the run, which finds what the command changed and counts the copy for the workspace limits: ~1,000 lstat and ~20 readdir calls through /proc/self/fd handles (safe past PATH_MAX), 7–10 ms of CPU on this machine in a --cpu-prof of the commit alone, ~40% of it in those syscalls and the rest in per-entry bookkeeping (stats objects, names, the fingerprint compare, GC); the listing and the walk before the run are skipped while this instance's change marker stands (one HEAD). With a file changed, the sync-back adds a HEAD (conflict check), the PUT, a listing of the workspace's markers and a rewrite of the 1,000-entry manifest (2–3 ms). Going further means not walking at all: an overlay whose upper layer holds exactly what the command wrote (bubblewrap 0.8 has no --overlay; it would have to be mounted in a user namespace of the sandbox's own).",
+    fs: 'With the overlay, what remains is its cost in the chain (an unshare and a mount before the command, ~3–4 ms here, which the empty workspace pays too) and, with a file changed, a second mount that lists the folders the run touched, the HEAD (conflict check), the PUT, the move of the file into the copy and a rewrite of the 1,000-entry manifest. Without it (TOOLPORT_SHELL_OVERLAY=off, or no unprivileged overlay), the one walk of the copy after the run: ~1,000 lstat and ~20 readdir calls through /proc/self/fd handles, 7–10 ms of CPU here.',
     's3 (s3rver)':
-      'What remains is the same walk of the copy as on fs plus a HEAD of the marker on s3rver; with a file changed, s3rver answering the HEAD, the PUT of 50 KB (~20 ms there) and the listing of the markers. The listing of the 1,000 objects that used to dominate (s3rver stats and reads the metadata of every object to answer it) is skipped while the marker stands. The wall times on s3rver swing widely run to run on this shared machine (see p90).',
+      'What remains is the same as on fs plus a HEAD of the change marker on s3rver; with a file changed, s3rver answering the HEAD, the PUT of 50 KB (~20 ms there) and the listing of the markers. The wall times on s3rver swing widely run to run on this shared machine (see p90).',
   }
   const drivers: [string, 'fs' | 's3', () => Promise<ObjectStore>][] = [
     ['fs', 'fs', () => createFsStorage({ root: join(work, 'data') })],
@@ -175,7 +176,7 @@ try {
     rows,
   )
   note(
-    `workspace sync: the first call on each workspace (the download) is a discarded warm-up; then \`true\` finds the workspace unchanged, and \`${changeOne}\` changes one 50 KB file in each call (it is uploaded), among 1,000 or alone.`,
+    `workspace sync (${syncMode}): the first call on each workspace (the download) is a discarded warm-up; then \`true\` finds the workspace unchanged, and \`${changeOne}\` changes one 50 KB file in each call (it is uploaded), among 1,000 or alone.`,
   )
 } finally {
   await s3rver?.stop()

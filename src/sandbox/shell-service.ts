@@ -132,6 +132,7 @@ export function createShellService(options: ShellServiceOptions): ShellService {
         maxFileBytes: options.maxFileBytes,
         ...(options.owner ? { owner: options.owner } : {}),
         ...(options.reconcileMs ? { changeMarkers: { reconcileMs: options.reconcileMs } } : {}),
+        ...(options.sandbox.overlays ? { overlays: options.sandbox.overlays } : {}),
       })
     : undefined
 
@@ -199,6 +200,7 @@ export function createShellService(options: ShellServiceOptions): ShellService {
                 ...(request.stdin !== undefined ? { stdin: request.stdin } : {}),
                 ...(request.mounts ? { mounts: request.mounts } : {}),
                 workspaceDir: checkout.dir,
+                ...(checkout.overlay ? { overlay: checkout.overlay } : {}),
                 cwd: request.cwd,
                 ...(request.image ? { image: request.image } : {}),
                 timeoutMs: request.timeoutMs,

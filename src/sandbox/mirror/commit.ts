@@ -62,7 +62,7 @@ export const skipReasons = {
   tooLarge: (limit: number) => `larger than ${limit} bytes`,
 }
 
-const storageConcurrency = 8
+export const storageConcurrency = 8
 // O_NONBLOCK: a FIFO swapped in after the scan must not make open wait for a writer forever.
 const readFlags = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK
 
@@ -170,7 +170,7 @@ export async function commitChanges(input: CommitInput): Promise<CommitOutcome> 
 }
 
 /** A folder of the copy that no stored file lies in is one a checkout would remove (storage has no folders). */
-function neededBy(manifest: Manifest): (folder: string) => boolean {
+export function neededBy(manifest: Manifest): (folder: string) => boolean {
   const needed = new Set<string>()
   for (const path of manifest.keys()) {
     for (let slash = path.indexOf('/'); slash !== -1; slash = path.indexOf('/', slash + 1)) {
@@ -180,7 +180,7 @@ function neededBy(manifest: Manifest): (folder: string) => boolean {
   return (folder) => needed.has(folder)
 }
 
-function conflictOf(known: ManifestEntry | undefined, currentEtag: string | undefined): string | undefined {
+export function conflictOf(known: ManifestEntry | undefined, currentEtag: string | undefined): string | undefined {
   if (!known) return currentEtag === undefined ? undefined : skipReasons.createdInStorage
   if (currentEtag === undefined) return skipReasons.deletedInStorage
   return currentEtag === known.etag ? undefined : skipReasons.changedInStorage
@@ -189,7 +189,7 @@ function conflictOf(known: ManifestEntry | undefined, currentEtag: string | unde
 type ReadResult = { bytes: Uint8Array; stats: BigIntStats } | { reason: string }
 
 /** Opens without following links and trusts fstat, not the earlier scan: the file may have been swapped. */
-async function readRegularFile(location: Buffer, maxBytes: number): Promise<ReadResult> {
+export async function readRegularFile(location: Buffer, maxBytes: number): Promise<ReadResult> {
   let handle: FileHandle
   try {
     handle = await open(location, readFlags)
@@ -228,7 +228,7 @@ async function readAtMost(handle: FileHandle, expected: number, maxBytes: number
   }
 }
 
-function byPath(left: { path: string }, right: { path: string }): number {
+export function byPath(left: { path: string }, right: { path: string }): number {
   if (left.path === right.path) return 0
   return left.path < right.path ? -1 : 1
 }

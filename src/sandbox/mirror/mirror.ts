@@ -3,11 +3,15 @@ import { chmod, mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { markWorkspaceChanged } from '../../storage/change-markers'
 import type { ObjectStore } from '../../storage/store'
+import { overlayablePath } from '../executors/overlay'
+import type { OverlayLayers, OverlaySupport } from '../executors/sandbox'
 import { ensureFolder, type MirrorLayout, materialize, type Owner } from './checkout'
 import { commitChanges } from './commit'
+import { clearLayers, commitOverlay } from './commit-overlay'
 import { createFreshness, type FreshnessOptions } from './freshness'
 import { createKeyedLock } from './keyed-lock'
-import { createManifestCache } from './manifest'
+import { createManifestCache, type Manifest } from './manifest'
+import { foldersOf } from './merged-view'
 import { lstatOrNull } from './scan'
 import { removeTree } from './tree'
 import type { SkippedFile, SyncResult } from './types'
@@ -33,11 +37,18 @@ export interface MirrorOptions {
    * says storage is unchanged (freshness.ts). Unset: every checkout lists storage and walks the copy.
    */
   changeMarkers?: FreshnessOptions
+  /**
+   * Runs go over an overlay of the copy (executors/overlay.ts): the commit reads only what a run wrote,
+   * instead of walking the whole copy. Unset: the sandbox writes to the copy itself.
+   */
+  overlays?: OverlaySupport
 }
 
 export interface Checkout {
-  /** Host path to bind-mount at /workspace. */
+  /** Host path to bind-mount at /workspace (the lower layer when overlay is set). */
   dir: string
+  /** The layers the run goes over (MirrorOptions.overlays); unset: over dir itself. */
+  overlay?: OverlayLayers
   /** Objects fetched by this checkout (0 on an unchanged workspace). */
   downloaded: number
   /** Objects in storage that could not be materialized (invalid names, a file where a folder is). */
@@ -81,6 +92,8 @@ export function createWorkspaceMirrors(options: MirrorOptions): WorkspaceMirrors
     // The wait for the lock may have outlasted the caller's patience.
     signal?.throwIfAborted()
     const layout = await prepareLayout(options.root, prefix, owner)
+    const overlays = options.overlays && overlayablePath(layout.files) ? options.overlays : undefined
+    const layers = overlays && (await prepareLayers(layout, owner))
     const manifest = await manifests.load(layout.manifest, prefix)
 
     /** Makes the copy equal to storage from a full listing. */
@@ -105,6 +118,7 @@ export function createWorkspaceMirrors(options: MirrorOptions): WorkspaceMirrors
     let released = false
     return {
       dir: layout.files,
+      ...(layers ? { overlay: { ...layers, lowerUsage: usageOf(manifest) } } : {}),
       downloaded: materialized.downloaded,
       skipped: [...materialized.skipped],
       async commit(limits) {
@@ -112,15 +126,11 @@ export function createWorkspaceMirrors(options: MirrorOptions): WorkspaceMirrors
         if (released) throw new Error('This checkout was released; check the workspace out again.')
         let committed: Awaited<ReturnType<typeof commitChanges>> | undefined
         try {
-          committed = await commitChanges({
-            storage,
-            prefix,
-            files: layout.files,
-            manifest,
-            maxFileBytes: options.maxFileBytes,
-            owner,
-            limits,
-          })
+          const common = { storage, prefix, manifest, maxFileBytes: options.maxFileBytes, owner, limits }
+          committed =
+            layers && overlays
+              ? await commitOverlay({ ...common, layers: { ...layers, lowerUsage: usageOf(manifest) }, overlays })
+              : await commitChanges({ ...common, files: layout.files })
           const { changes, skipped, passed } = committed
           return passed ? { changes, skipped, passed } : { changes, skipped }
         } finally {
@@ -135,7 +145,9 @@ export function createWorkspaceMirrors(options: MirrorOptions): WorkspaceMirrors
       },
       async discard() {
         if (released) throw new Error('This checkout was released; check the workspace out again.')
-        await sync(undefined)
+        // Over an overlay the copy was never written: dropping what the run wrote is enough.
+        if (layers) await clearLayers({ ...layers, lowerUsage: usageOf(manifest) }, owner)
+        else await sync(undefined)
       },
       async release() {
         released = true
@@ -173,6 +185,33 @@ async function prepareLayout(root: string, prefix: string, owner: Owner | undefi
   await ensurePrivateFolder(layout.incoming, privateMode)
   await ensureFolder(layout.files, owner)
   return layout
+}
+
+/**
+ * The overlay layers beside the copy, owned by the sandbox user (it mounts them). A run that failed
+ * before its commit may have left an upper layer: what it wrote is dropped, as a checkout would.
+ */
+async function prepareLayers(
+  layout: MirrorLayout,
+  owner: Owner | undefined,
+): Promise<Omit<OverlayLayers, 'lowerUsage'>> {
+  const base = join(layout.files, '..')
+  const layers = {
+    lower: layout.files,
+    upper: join(base, 'upper'),
+    work: join(base, 'overlay-work'),
+    merged: join(base, 'merged'),
+  }
+  await clearLayers({ ...layers, lowerUsage: { bytes: 0, entries: 0 } }, owner)
+  await ensureFolder(layers.merged, owner)
+  return layers
+}
+
+/** Bytes and entries of a copy that holds exactly the manifest's files and their folders. */
+function usageOf(manifest: Manifest): { bytes: number; entries: number } {
+  let bytes = 0
+  for (const entry of manifest.values()) bytes += Number(entry.size)
+  return { bytes, entries: manifest.size + foldersOf(manifest.keys()).size }
 }
 
 /** A folder only the service uses: a symlink or file in its place is replaced, never followed. */

@@ -1,0 +1,264 @@
+import { chmod, chown, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { loadConfig } from '../../src/config/config'
+import { silentLogger } from '../../src/core/logger'
+import {
+  type BwrapOptions,
+  createBwrapSandbox,
+  findUsrMergedLinks,
+  probeBwrapOverlay,
+} from '../../src/sandbox/executors/bwrap'
+import { setupShell } from '../../src/sandbox/setup'
+import type { ShellService } from '../../src/sandbox/shell-service'
+import { markWorkspaceChanged } from '../../src/storage/change-markers'
+import { createFsStorage } from '../../src/storage/fs'
+import type { ObjectStore } from '../../src/storage/store'
+import { toolNames } from '../../src/tools/builtins'
+
+// The overlay sync against the walk of the whole copy: the same commands over the same workspaces, with
+// TOOLPORT_SHELL_OVERLAY auto and off, must report the same changes and skips, leave storage the same, and
+// leave the next command the same workspace. Each case starts from the same stored files.
+
+const seed: Record<string, string> = {
+  'top.txt': 'top\n',
+  'a/one.txt': 'one\n',
+  'a/two.txt': 'two\n',
+  'a/deep/three.txt': 'three\n',
+  'a/deep/er/four.txt': 'four\n',
+  'b/five.txt': 'five\n',
+  'c/six.txt': 'six\n',
+}
+
+const cases: Record<string, string> = {
+  'nothing written': 'true',
+  'a file appended to': 'echo more >> a/one.txt',
+  'a new file in a new folder tree': 'mkdir -p n/m/o && echo new > n/m/o/new.txt',
+  'a file deleted': 'rm a/two.txt',
+  'a folder deleted': 'rm -rf a/deep',
+  'a folder removed and made again (opaque)': 'rm -rf a && mkdir -p a/deep && echo again > a/deep/again.txt',
+  'a folder made again, one old name written again': 'rm -rf a && mkdir a && echo back > a/one.txt',
+  'a folder renamed': 'mv a/deep a/moved',
+  'a file replaced by a folder': 'rm top.txt && mkdir top.txt && echo in > top.txt/in.txt',
+  'a folder replaced by a file': 'rm -rf b && echo now-a-file > b',
+  'metadata only (touch, chmod)': 'touch a/one.txt && chmod 600 c/six.txt',
+  'a locked folder': 'chmod 000 a/deep',
+  'links and a FIFO': 'ln -s /etc/passwd link && ln -s a loop && mkfifo a/pipe && ln a/one.txt a/hard.txt',
+  'a name that is not UTF-8': 'printf x > "$(printf \'bad\\377\')" && echo ok > ok.txt',
+  'everything deleted': 'rm -rf ./*',
+  'an empty folder made': 'mkdir empty',
+  'a setuid file': 'echo s > s.sh && chmod 4755 s.sh',
+}
+
+/** What the next command sees of the workspace: every entry with its kind, size, mode and content digest. */
+const inventory =
+  "find . -mindepth 1 -printf '%y %m %s %P\\n' | sort && find . -type f -exec md5sum {} + | sed 's| \\./| |' | sort"
+
+type Sides = { overlay: ShellService; walk: ShellService }
+
+describe('workspace sync over an overlay, against a walk of the copy', () => {
+  let work: string
+  let storage: ObjectStore
+  let shells: Sides
+
+  beforeAll(async () => {
+    work = await mkdtemp(join(tmpdir(), 'toolport-overlay-test-'))
+    await chmod(work, 0o711)
+    storage = await createFsStorage({ root: join(work, 'data') })
+    const start = async (name: string, overlay: string): Promise<ShellService> => {
+      const config = loadConfig(
+        {
+          TOOLPORT_WORK_DIR: join(work, name),
+          TOOLPORT_SHELL_OVERLAY: overlay,
+          TOOLPORT_SHELL_WORKSPACE_ENTRIES: '40',
+        },
+        { toolNames },
+      )
+      const { shell, problem } = await setupShell(config.sandbox, process.env, silentLogger, {
+        maxFileBytes: config.calls.maxFileBytes,
+      })
+      if (!shell) throw new Error(`no sandbox: ${problem}`)
+      return shell
+    }
+    shells = { overlay: await start('overlay', 'auto'), walk: await start('walk', 'off') }
+  })
+  afterAll(async () => {
+    await rm(work, { recursive: true, force: true })
+  })
+
+  const run = (shell: ShellService, prefix: string, command: string, timeoutMs = 20_000) =>
+    shell.execute({
+      storage,
+      tenant: 't',
+      workspacePrefix: prefix,
+      command,
+      cwd: '',
+      timeoutMs,
+      signal: new AbortController().signal,
+    })
+
+  async function stored(prefix: string): Promise<Record<string, string>> {
+    const files: Record<string, string> = {}
+    const page = await storage.list(prefix)
+    for (const object of page.objects) {
+      const body = await storage.get(object.key)
+      files[object.key.slice(prefix.length)] = body ? Buffer.from(body.body).toString('latin1') : '?'
+    }
+    return files
+  }
+
+  it('runs over an overlay here, and over the copy itself when it is off', () => {
+    expect(shells.overlay.status().enforced.workspace_sync).toMatch(/^overlay/)
+    expect(shells.walk.status().enforced.workspace_sync).toMatch(/TOOLPORT_SHELL_OVERLAY=off/)
+  })
+
+  it.each(Object.entries(cases))('%s: same changes, skips, storage and next view', async (name, command) => {
+    const outcome: Record<string, unknown> = {}
+    for (const side of ['overlay', 'walk'] as const) {
+      const prefix = `tenants/t/workspaces/${side}-${name.replace(/\W+/g, '-')}/`
+      for (const [path, text] of Object.entries(seed)) await storage.put(prefix + path, new TextEncoder().encode(text))
+      // The first call downloads the copy; the second is the one under test, over a copy trusted on its marker.
+      expect((await run(shells[side], prefix, 'true')).exitCode).toBe(0)
+      const result = await run(shells[side], prefix, command)
+      const next = await run(shells[side], prefix, inventory)
+      const again = await run(shells[side], prefix, inventory)
+      expect(again.stdout.text).toBe(next.stdout.text)
+      outcome[side] = {
+        exitCode: result.exitCode,
+        changes: result.filesChanged,
+        skipped: result.skipped,
+        limit: result.limitExceeded,
+        discarded: result.discarded,
+        stored: await stored(prefix),
+        next: next.stdout.text,
+      }
+    }
+    expect(outcome.overlay).toEqual(outcome.walk)
+  })
+
+  it('syncs the same from a command killed at its timeout', async () => {
+    const outcome: Record<string, unknown> = {}
+    for (const side of ['overlay', 'walk'] as const) {
+      const prefix = `tenants/t/workspaces/${side}-timeout/`
+      for (const [path, text] of Object.entries(seed)) await storage.put(prefix + path, new TextEncoder().encode(text))
+      expect((await run(shells[side], prefix, 'true')).exitCode).toBe(0)
+      const command = 'rm -rf a && mkdir a && echo t > a/t.txt && rm c/six.txt && (sleep 60 &) && sleep 60'
+      const result = await run(shells[side], prefix, command, 1_500)
+      expect(result.timedOut).toBe(true)
+      const next = await run(shells[side], prefix, inventory)
+      outcome[side] = { changes: result.filesChanged, stored: await stored(prefix), next: next.stdout.text }
+    }
+    expect(outcome.overlay).toEqual(outcome.walk)
+    expect((outcome.overlay as { changes: unknown[] }).changes).toContainEqual({
+      path: 'a/t.txt',
+      change: 'added',
+      size: 2,
+    })
+  })
+
+  it('keeps nothing of a command that passes the entry limit, and the copy stays as stored', async () => {
+    for (const side of ['overlay', 'walk'] as const) {
+      const prefix = `tenants/t/workspaces/${side}-limit/`
+      for (const [path, text] of Object.entries(seed)) await storage.put(prefix + path, new TextEncoder().encode(text))
+      expect((await run(shells[side], prefix, 'true')).exitCode).toBe(0)
+      const result = await run(shells[side], prefix, 'rm a/one.txt; for i in $(seq 1 60); do echo $i > f$i; done')
+      expect(result.limitExceeded).toBe('workspace file count')
+      expect(result.filesChanged).toEqual([])
+      expect(await stored(prefix)).toEqual(seed)
+      const next = await run(shells[side], prefix, "find . -type f | sort | tr '\\n' ' '")
+      expect(next.stdout.text.trim()).toBe(
+        Object.keys(seed)
+          .map((path) => `./${path}`)
+          .sort()
+          .join(' '),
+      )
+    }
+  })
+
+  it('sees a file written to storage outside the command, and a file the command changed reaches storage', async () => {
+    const prefix = 'tenants/t/workspaces/overlay-outside/'
+    await storage.put(`${prefix}a.txt`, new TextEncoder().encode('first\n'))
+    expect((await run(shells.overlay, prefix, 'cat a.txt')).stdout.text).toBe('first\n')
+    // Written outside the command, as toolport's file tools write: with the workspace's change marker.
+    await storage.put(`${prefix}b.txt`, new TextEncoder().encode('outside\n'))
+    await storage.put(`${prefix}a.txt`, new TextEncoder().encode('second\n'))
+    await markWorkspaceChanged(storage, prefix)
+    const seen = await run(shells.overlay, prefix, 'cat a.txt b.txt && echo third > a.txt')
+    expect(seen.stdout.text).toBe('second\noutside\n')
+    expect(seen.filesChanged).toEqual([{ path: 'a.txt', change: 'modified', size: 6 }])
+    expect(Buffer.from((await storage.get(`${prefix}a.txt`))?.body ?? []).toString()).toBe('third\n')
+  })
+})
+
+describe('the overlay chain at its edges', () => {
+  let work: string
+  let options: BwrapOptions
+
+  beforeAll(async () => {
+    work = await mkdtemp(join(tmpdir(), 'toolport-overlay-edges-'))
+    await chmod(work, 0o711)
+    const settings = loadConfig({ TOOLPORT_WORK_DIR: work }, { toolNames }).sandbox
+    options = {
+      bwrapPath: 'bwrap',
+      limits: settings.limits,
+      sandboxUser: process.getuid?.() === 0 ? settings.user : undefined,
+      cgroups: undefined,
+      usrMergedLinks: await findUsrMergedLinks(),
+      forwarder: undefined,
+    }
+  })
+  afterAll(async () => {
+    await rm(work, { recursive: true, force: true })
+  })
+
+  it('runs nothing over the copy itself when the overlay cannot be mounted, and says so', async () => {
+    const lower = join(work, 'lower')
+    await mkdir(lower)
+    await writeFile(join(lower, 'kept.txt'), 'kept\n')
+    if (options.sandboxUser) await chown(lower, options.sandboxUser.uid, options.sandboxUser.gid)
+    const sandbox = createBwrapSandbox({ ...options, overlay: true })
+    // No upper, work or merged folder: the mount fails.
+    const missing = join(work, 'missing')
+    const result = await sandbox.run({
+      command: 'echo changed > kept.txt; echo ran > ran.txt',
+      workspaceDir: lower,
+      overlay: {
+        lower,
+        upper: join(missing, 'upper'),
+        work: join(missing, 'work'),
+        merged: join(missing, 'merged'),
+        lowerUsage: { bytes: 0, entries: 0 },
+      },
+      cwd: '',
+      timeoutMs: 10_000,
+      signal: new AbortController().signal,
+    })
+    expect(result.exitCode).toBe(97)
+    expect(result.output.text).toContain('the workspace overlay could not be mounted; the command did not run')
+    expect(await readdir(lower)).toEqual(['kept.txt'])
+    expect(await readFile(join(lower, 'kept.txt'), 'utf8')).toBe('kept\n')
+  })
+
+  it('names why a work folder cannot take an overlay, so runs walk the copy instead', async () => {
+    expect(await probeBwrapOverlay(options, join(work, 'a,b'))).toMatch(/character overlayfs cannot take/)
+    // Where it can, the probe passes (this machine mounts unprivileged overlays).
+    expect(await probeBwrapOverlay(options, work)).toBeUndefined()
+  })
+
+  it('reports which sync the service uses', async () => {
+    for (const [overlay, expected] of [
+      ['auto', /^overlay: /],
+      ['off', /walked in full after each command \(no overlay: TOOLPORT_SHELL_OVERLAY=off\)/],
+    ] as const) {
+      const config = loadConfig(
+        { TOOLPORT_WORK_DIR: join(work, `status-${overlay}`), TOOLPORT_SHELL_OVERLAY: overlay },
+        { toolNames },
+      )
+      const { shell } = await setupShell(config.sandbox, process.env, silentLogger, {
+        maxFileBytes: config.calls.maxFileBytes,
+      })
+      expect(shell?.status().enforced.workspace_sync).toMatch(expected)
+    }
+  })
+})
