@@ -41,7 +41,7 @@ export function buildOpenApiDocument(listed: readonly Tool[], options: DocumentO
   })
   const sourced = tools.filter((tool) => options.schemasOf(tool))
   if (sourced.length === 0) return document
-  const templates = new Map<string, string>()
+  const templates = new Map<string, Record<string, unknown>>()
   const paths: Record<string, unknown> = {}
   const schemas = (document.components?.schemas ?? {}) as Record<string, unknown>
   for (const tool of sourced) {
@@ -52,10 +52,10 @@ export function buildOpenApiDocument(listed: readonly Tool[], options: DocumentO
     const variant = `${tool.effect === 'read'}:${tool.dryRun !== undefined}`
     let template = templates.get(variant)
     if (!template) {
-      template = JSON.stringify(templateOperation(tool))
+      template = templateOperation(tool) as Record<string, unknown>
       templates.set(variant, template)
     }
-    paths[`/v1/tools/${tool.name}`] = { post: filled(JSON.parse(template), tool, input.schema, output.schema) }
+    paths[`/v1/tools/${tool.name}`] = { post: filled(template, tool, input.schema, output.schema) }
   }
   // Source tools follow the built-ins, before the routes that come after the tools.
   const ordered: Record<string, unknown> = {}
@@ -133,32 +133,50 @@ function templateOperation(tool: Tool): unknown {
   return document.paths?.[`/v1/tools/${tool.name}`]?.post
 }
 
+/**
+ * The template's operation for this tool. Only the parts that differ are new objects: the rest (query
+ * parameters, the 202 and error answers) is the template's own, shared by every operation of the
+ * variant, so a thousand tools cost no thousand deep copies; nothing writes to a built document.
+ */
 function filled(
   operation: Record<string, unknown>,
   tool: Tool,
   input: Record<string, unknown>,
   output: Record<string, unknown>,
 ): Record<string, unknown> {
-  const requestBody = operation.requestBody as { content: Record<string, { schema: unknown }> }
-  const responses = operation.responses as Record<string, { content?: Record<string, { schema: unknown }> }>
-  const okContent = responses['200']?.content?.['application/json']
-  ;(requestBody.content['application/json'] as { schema: unknown }).schema = input
+  type Content = Record<string, { schema?: unknown }>
+  const requestBody = operation.requestBody as { content: Content }
+  const responses = operation.responses as Record<string, { description?: string; content?: Content }>
+  const ok = responses['200']
+  const okJson = ok?.content?.['application/json']
   // With a dry run the 200 is { anyOf: [output, dry-run answer] }: only the output is this tool's own.
-  const okSchema = okContent?.schema as { anyOf?: unknown[] } | undefined
-  if (okContent && Array.isArray(okSchema?.anyOf)) okSchema.anyOf[0] = output
-  else if (okContent) okContent.schema = output
-  // The template is another tool's operation: every text that names the tool is this one's.
-  const ok = responses['200'] as { description?: string } | undefined
-  if (ok) {
-    ok.description = tool.dryRun
-      ? `${tool.title}: result; with dry_run=true, { dry_run: true, preview }.`
-      : `${tool.title}: result.`
-  }
+  const okSchema = okJson?.schema as { anyOf?: unknown[] } | undefined
+  const okOwn = Array.isArray(okSchema?.anyOf) ? { ...okSchema, anyOf: [output, ...okSchema.anyOf.slice(1)] } : output
+  const withSchema = (content: Content, schema: unknown): Content => ({
+    ...content,
+    'application/json': { ...content['application/json'], schema },
+  })
   return {
     ...operation,
     operationId: tool.name,
     summary: tool.title,
     description: tool.description,
+    requestBody: { ...requestBody, content: withSchema(requestBody.content, input) },
+    responses: {
+      ...responses,
+      ...(ok
+        ? {
+            '200': {
+              ...ok,
+              // The template is another tool's operation: every text that names the tool is this one's.
+              description: tool.dryRun
+                ? `${tool.title}: result; with dry_run=true, { dry_run: true, preview }.`
+                : `${tool.title}: result.`,
+              ...(ok.content ? { content: okJson ? withSchema(ok.content, okOwn) : ok.content } : {}),
+            },
+          }
+        : {}),
+    },
     'x-effect': tool.effect,
     'x-openai-isConsequential': tool.effect !== 'read',
   }
@@ -191,6 +209,8 @@ function hoistDefinitions(
 ): { schema: Record<string, unknown>; components: Array<[string, unknown]> } {
   const { $schema: _, $defs, ...rest } = schema
   const definitions = typeof $defs === 'object' && $defs !== null ? ($defs as Record<string, unknown>) : {}
+  // Most schemas refer to nothing: used as they are (nothing writes to a document), without a copy.
+  if (Object.keys(definitions).length === 0 && !hasReference(rest)) return { schema: rest, components: [] }
   const nameOf = (definition: string) => `${prefix}_${definition.replace(/[^A-Za-z0-9._-]/g, '_')}`
   const rewrite = (value: unknown): unknown => {
     if (Array.isArray(value)) return value.map(rewrite)
@@ -214,4 +234,14 @@ function hoistDefinitions(
   // A schema that refers to itself ($ref: "#") needs its own component.
   if (JSON.stringify(root).includes(`"#/components/schemas/${prefix}"`)) components.push([prefix, root])
   return { schema: root, components }
+}
+
+/** Whether a `$ref` appears anywhere in the value. */
+function hasReference(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return false
+  if (Array.isArray(value)) return value.some(hasReference)
+  for (const key in value) {
+    if (key === '$ref' || hasReference((value as Record<string, unknown>)[key])) return true
+  }
+  return false
 }

@@ -191,6 +191,11 @@ describe('an http source registered by a tenant', () => {
       'x-effect': 'read',
       'x-openai-isConsequential': false,
     })
+    // Each operation carries its own tool's schemas and texts, though all are filled from shared templates.
+    const bodyOf = (name: string) => document.paths[`/v1/tools/${name}`].post.requestBody.content['application/json']
+    expect(bodyOf('excel_inspect').schema.required).toEqual(['filePath'])
+    expect(bodyOf('excel_add').schema.required).toEqual(['a', 'b'])
+    expect(document.paths['/v1/tools/excel_add'].post.responses['200'].description).toMatch(/^excel_add: result/)
     expect(await openApiLintErrors(document)).toBeUndefined()
     // Without a key: built-ins (and operator sources) only, never a tenant's.
     const anonymous = await (await fetch(`${server.url}/openapi.json`)).json()

@@ -19,7 +19,8 @@ export function registerOpenApiRoute(
   deps: { registry: ToolRegistry; authenticator: Authenticator; publicUrl: string; version: string },
 ): void {
   const { registry, publicUrl, version } = deps
-  const documents = new Map<string, OpenApiDocument>()
+  // The document and its JSON, made once per catalog revision: importers fetch the same one again and again.
+  const documents = new Map<string, { document: OpenApiDocument; text: string }>()
   const generatedCache = new Map<string, string>()
   app.get('/openapi.json', async (context) => {
     assertKnownQuery(context.req.url, ['tools'])
@@ -34,9 +35,9 @@ export function registerOpenApiRoute(
     // The management routes are for admin keys; the no-keys caller's document is the built-ins' alone.
     const admin = principal?.admin === true && principal.id !== 'anonymous'
     const key = `${catalog.revision}:${admin}`
-    let document = documents.get(key)
-    if (!document) {
-      document = buildOpenApiDocument(catalog.tools, {
+    let cached = documents.get(key)
+    if (!cached) {
+      const document = buildOpenApiDocument(catalog.tools, {
         publicUrl,
         version,
         admin,
@@ -44,12 +45,14 @@ export function registerOpenApiRoute(
         schemasOf: (tool) =>
           tool.schemas ? { input: registry.inputSchema(tool), output: tool.schemas.output } : undefined,
       })
-      documents.set(key, document)
+      cached = { document, text: JSON.stringify(document) }
+      documents.set(key, cached)
       if (documents.size > cachedDocuments) documents.delete(documents.keys().next().value as string)
     }
     const wanted = context.req.query('tools')
+    if (wanted === undefined) return context.body(cached.text, 200, { 'content-type': 'application/json' })
     const known = new Set(catalog.tools.map((tool) => tool.name))
-    return context.json(wanted === undefined ? document : subsetDocument(document, parseToolList(wanted, known)))
+    return context.json(subsetDocument(cached.document, parseToolList(wanted, known)))
   })
 }
 
