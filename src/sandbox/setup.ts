@@ -70,6 +70,7 @@ async function createBwrap(
   settings: SandboxSettings,
   env: Record<string, string | undefined>,
   egress: ShellEgressOptions | undefined,
+  log: Logger,
 ): Promise<Sandbox | string> {
   if (process.platform !== 'linux') return 'bubblewrap needs Linux'
   const bwrapPath = await findProgram('bwrap', env)
@@ -94,7 +95,7 @@ async function createBwrap(
     ? 'TOOLPORT_SHELL_OVERLAY=off'
     : !(await findProgram('unshare', env))
       ? 'unshare (util-linux) is not installed'
-      : await probeBwrapOverlay(options, workDir)
+      : await probeOverlay(options, workDir, log)
   return createBwrapSandbox({ ...options, overlay: noOverlay === undefined, ...(noOverlay ? { noOverlay } : {}) })
 }
 
@@ -155,6 +156,17 @@ async function createContainer(
   return createContainerSandbox(options)
 }
 
+/**
+ * Why runs cannot take an overlay here, if they cannot. The probe's own words (a mount error with host
+ * paths) go to the log: the sandbox status is shown by the public /readyz.
+ */
+async function probeOverlay(options: BwrapOptions, workDir: string, log: Logger): Promise<string | undefined> {
+  const failure = await probeBwrapOverlay(options, workDir)
+  if (failure === undefined) return undefined
+  log.warn('commands run over the workspace copy itself: no overlay could be mounted', { reason: failure })
+  return 'the probe at start could not mount one (the log says why)'
+}
+
 /** Builds the shell service TOOLPORT_SANDBOX asks for; never an unsandboxed fallback. */
 export async function setupShell(
   settings: SandboxSettings,
@@ -169,7 +181,7 @@ export async function setupShell(
       ? createProcessSandbox(settings.limits, await findProgram('prlimit', env))
       : settings.executor === 'container'
         ? await createContainer(settings, env, log, options.egress)
-        : await createBwrap(settings, env, options.egress)
+        : await createBwrap(settings, env, options.egress, log)
   if (typeof sandbox === 'string') {
     log.warn('execute_command is unavailable', { reason: sandbox })
     return { shell: undefined, problem: sandbox }

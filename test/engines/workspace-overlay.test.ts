@@ -260,5 +260,15 @@ describe('the overlay chain at its edges', () => {
       })
       expect(shell?.status().enforced.workspace_sync).toMatch(expected)
     }
+    // A probe that fails: /readyz is public, so the status names no host path (the log has the detail).
+    const warned: unknown[] = []
+    const log = { ...silentLogger, warn: (_: string, fields?: Record<string, unknown>) => warned.push(fields) }
+    const folder = join(work, 'status,comma')
+    const config = loadConfig({ TOOLPORT_WORK_DIR: folder }, { toolNames })
+    const { shell } = await setupShell(config.sandbox, process.env, log, { maxFileBytes: config.calls.maxFileBytes })
+    const sync = shell?.status().enforced.workspace_sync
+    expect(sync).toMatch(/walked in full .*\(no overlay: the probe at start could not mount one \(the log says why\)\)/)
+    expect(sync).not.toContain(work)
+    expect(warned).toContainEqual({ reason: expect.stringMatching(/character overlayfs cannot take/) })
   })
 })
