@@ -32,6 +32,40 @@ export interface DocumentOptions {
  * source tools costs copies, not a thousand schema conversions.
  */
 export function buildOpenApiDocument(listed: readonly Tool[], options: DocumentOptions): OpenApiDocument {
+  return assembled(listed, options, filled)
+}
+
+/**
+ * The same document as JSON text, byte for byte what JSON.stringify(buildOpenApiDocument(…)) writes,
+ * without building or serialising a thousand operation objects: each variant's operation is serialised
+ * once with placeholders, and a source tool's operation is that text with its own values written in.
+ */
+export function openApiDocumentText(listed: readonly Tool[], options: DocumentOptions): string {
+  // Placeholders and markers carry a nonce, so no text of a tool's own can be taken for one.
+  const nonce = crypto.randomUUID()
+  const operations: string[] = []
+  const templates = new Map<Record<string, unknown>, TemplateText>()
+  const skeleton = assembled(listed, options, (template, tool, input, output) => {
+    let text = templates.get(template)
+    if (!text) {
+      text = templateText(template, tool, nonce)
+      templates.set(template, text)
+    }
+    operations.push(text.fill(tool, input, output))
+    return `\u0002${nonce}:${operations.length - 1}`
+  })
+  const marker = new RegExp(`"\\\\u0002${nonce}:(\\d+)"`, 'g')
+  return JSON.stringify(skeleton).replace(marker, (_, index: string) => operations[Number(index)] as string)
+}
+
+type Operation = (
+  template: Record<string, unknown>,
+  tool: Tool,
+  input: Record<string, unknown>,
+  output: Record<string, unknown>,
+) => unknown
+
+function assembled(listed: readonly Tool[], options: DocumentOptions, operationOf: Operation): OpenApiDocument {
   // Tools the document describes by a REST route of their own (the job tools) have no POST operation.
   const tools = listed.filter((tool) => !tool.describedBy)
   const builtins = tools.filter((tool) => !options.schemasOf(tool))
@@ -55,7 +89,7 @@ export function buildOpenApiDocument(listed: readonly Tool[], options: DocumentO
       template = templateOperation(tool) as Record<string, unknown>
       templates.set(variant, template)
     }
-    paths[`/v1/tools/${tool.name}`] = { post: filled(template, tool, input.schema, output.schema) }
+    paths[`/v1/tools/${tool.name}`] = { post: operationOf(template, tool, input.schema, output.schema) }
   }
   // Source tools follow the built-ins, before the routes that come after the tools.
   const ordered: Record<string, unknown> = {}
@@ -131,6 +165,54 @@ function templateOperation(tool: Tool): unknown {
   builder.openAPIRegistry.registerPath(toolRoute(tool, { input: placeholder, output: placeholder }))
   const document = builder.getOpenAPI31Document({ openapi: '3.1.0', info: { title: 't', version: '0' } })
   return document.paths?.[`/v1/tools/${tool.name}`]?.post
+}
+
+interface TemplateText {
+  fill(tool: Tool, input: Record<string, unknown>, output: Record<string, unknown>): string
+}
+
+/**
+ * A variant's operation as JSON text cut at the values that are each tool's own: the schemas (whole
+ * JSON values) and the name, title and description (inside strings, since the 200 answer's text holds
+ * the title).
+ */
+function templateText(template: Record<string, unknown>, like: Tool, nonce: string): TemplateText {
+  const placeholder = (key: string) => `\u0001${nonce}:${key}`
+  const stand = {
+    ...like,
+    name: placeholder('name'),
+    title: placeholder('title'),
+    description: placeholder('description'),
+  }
+  const text = JSON.stringify(filled(template, stand, placeholder('input') as never, placeholder('output') as never))
+  const cut = new RegExp(`"\\\\u0001${nonce}:(input|output)"|\\\\u0001${nonce}:(name|title|description)`, 'g')
+  const literals: string[] = []
+  const slots: string[] = []
+  let last = 0
+  for (const match of text.matchAll(cut)) {
+    const at = match.index ?? 0
+    literals.push(text.slice(last, at))
+    slots.push((match[1] ?? match[2]) as string)
+    last = at + match[0].length
+  }
+  literals.push(text.slice(last))
+  const inString = (value: string) => JSON.stringify(value).slice(1, -1)
+  return {
+    fill(tool, input, output) {
+      const values: Record<string, string> = {
+        input: JSON.stringify(input),
+        output: JSON.stringify(output),
+        name: inString(tool.name),
+        title: inString(tool.title),
+        description: inString(tool.description),
+      }
+      let out = literals[0] as string
+      for (let index = 0; index < slots.length; index++) {
+        out += `${values[slots[index] as string]}${literals[index + 1]}`
+      }
+      return out
+    },
+  }
 }
 
 /**

@@ -2,8 +2,9 @@ import type { OpenAPIHono } from '@hono/zod-openapi'
 import type { Authenticator } from '../../auth/authenticator'
 import { ToolError } from '../../core/errors'
 import type { ToolRegistry } from '../../registry/registry'
+import type { Tool } from '../../tools/tool'
 import type { AppEnv } from '../env'
-import { buildOpenApiDocument, type OpenApiDocument, subsetDocument } from '../openapi-document'
+import { buildOpenApiDocument, type OpenApiDocument, openApiDocumentText, subsetDocument } from '../openapi-document'
 import { assertKnownQuery } from '../query'
 
 // Documents of the last few catalogs, by revision: keys of one tenant share one.
@@ -20,7 +21,7 @@ export function registerOpenApiRoute(
 ): void {
   const { registry, publicUrl, version } = deps
   // The document and its JSON, made once per catalog revision: importers fetch the same one again and again.
-  const documents = new Map<string, { document: OpenApiDocument; text: string }>()
+  const documents = new Map<string, { text: string; document?: OpenApiDocument }>()
   const generatedCache = new Map<string, string>()
   app.get('/openapi.json', async (context) => {
     assertKnownQuery(context.req.url, ['tools'])
@@ -35,24 +36,27 @@ export function registerOpenApiRoute(
     // The management routes are for admin keys; the no-keys caller's document is the built-ins' alone.
     const admin = principal?.admin === true && principal.id !== 'anonymous'
     const key = `${catalog.revision}:${admin}`
+    const options = {
+      publicUrl,
+      version,
+      admin,
+      generatedCache,
+      schemasOf: (tool: Tool) =>
+        tool.schemas ? { input: registry.inputSchema(tool), output: tool.schemas.output } : undefined,
+    }
     let cached = documents.get(key)
     if (!cached) {
-      const document = buildOpenApiDocument(catalog.tools, {
-        publicUrl,
-        version,
-        admin,
-        generatedCache,
-        schemasOf: (tool) =>
-          tool.schemas ? { input: registry.inputSchema(tool), output: tool.schemas.output } : undefined,
-      })
-      cached = { document, text: JSON.stringify(document) }
+      cached = { text: openApiDocumentText(catalog.tools, options) }
       documents.set(key, cached)
       if (documents.size > cachedDocuments) documents.delete(documents.keys().next().value as string)
     }
     const wanted = context.req.query('tools')
     if (wanted === undefined) return context.body(cached.text, 200, { 'content-type': 'application/json' })
     const known = new Set(catalog.tools.map((tool) => tool.name))
-    return context.json(subsetDocument(cached.document, parseToolList(wanted, known)))
+    const names = parseToolList(wanted, known)
+    // Only a subset needs the document as objects; made once per revision, like the text.
+    cached.document ??= buildOpenApiDocument(catalog.tools, options)
+    return context.json(subsetDocument(cached.document, names))
   })
 }
 
