@@ -31,7 +31,12 @@ const work = await mkdtemp(join(tmpdir(), 'toolport-bench-sync-'))
 await chmod(work, 0o711)
 let s3rver: S3rverInstance | undefined
 try {
-  const config = loadConfig({ TOOLPORT_WORK_DIR: join(work, 'work') }, { toolNames })
+  // TOOLPORT_SHELL_OVERLAY=off measures the walk of the whole copy instead of the overlay.
+  const overlay = process.env.TOOLPORT_SHELL_OVERLAY
+  const config = loadConfig(
+    { TOOLPORT_WORK_DIR: join(work, 'work'), ...(overlay ? { TOOLPORT_SHELL_OVERLAY: overlay } : {}) },
+    { toolNames },
+  )
   const { shell, problem } = await setupShell(config.sandbox, process.env, silentLogger, {
     maxFileBytes: config.calls.maxFileBytes,
   })
