@@ -44,12 +44,18 @@ export function openApiDocumentText(listed: readonly Tool[], options: DocumentOp
   // Placeholders and markers carry a nonce, so no text of a tool's own can be taken for one.
   const nonce = crypto.randomUUID()
   const operations: string[] = []
-  const templates = new Map<Record<string, unknown>, TemplateText>()
+  // By template and effect: a variant groups every effect but read, and x-effect names the tool's own.
+  const templates = new Map<Record<string, unknown>, Map<string, TemplateText>>()
   const skeleton = assembled(listed, options, (template, tool, input, output) => {
-    let text = templates.get(template)
+    let byEffect = templates.get(template)
+    if (!byEffect) {
+      byEffect = new Map()
+      templates.set(template, byEffect)
+    }
+    let text = byEffect.get(tool.effect)
     if (!text) {
       text = templateText(template, tool, nonce)
-      templates.set(template, text)
+      byEffect.set(tool.effect, text)
     }
     operations.push(text.fill(tool, input, output))
     return `\u0002${nonce}:${operations.length - 1}`

@@ -50,6 +50,14 @@ function manifest() {
           properties: { head: { $ref: '#/$defs/node' }, self: { $ref: '#' } },
         },
       },
+      {
+        name: 'texty_gone',
+        method: 'd',
+        effect: 'destructive',
+        description: 'Deletes.',
+        input_schema: { type: 'object' },
+      },
+      { name: 'texty_out', method: 'e', effect: 'external', description: 'Sends.', input_schema: { type: 'object' } },
       { name: 'texty_third', method: 'c', effect: 'write', description: tricky[2], input_schema: { type: 'object' } },
     ],
   }
@@ -87,6 +95,15 @@ describe('the OpenAPI document as text', () => {
     const read = full.paths['/v1/tools/texty_read'].post.requestBody.content['application/json'].schema
     expect(read.properties.q.enum).toEqual(['\u00020', '\u0001'])
     expect(operation['x-openai-isConsequential']).toBe(true)
+    // Every effect but read shares one template: each operation still names its own.
+    for (const [name, effect] of [
+      ['texty_read', 'read'],
+      ['texty_write', 'write'],
+      ['texty_gone', 'destructive'],
+      ['texty_out', 'external'],
+    ]) {
+      expect(full.paths[`/v1/tools/${name}`].post['x-effect'], name).toBe(effect)
+    }
     const input = operation.requestBody.content['application/json'].schema
     expect(input.properties.head).toEqual({ $ref: '#/components/schemas/texty_write_input_node' })
     expect(full.components.schemas.texty_write_input_node.properties.next).toEqual({
