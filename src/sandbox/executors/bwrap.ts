@@ -135,9 +135,14 @@ export async function probeBwrapOverlay(options: BwrapOptions, workDir: string):
   try {
     // mkdtemp makes it 0700: the sandbox user mounts the layers, so it must reach them.
     await chmod(base, 0o711)
-    const layers = { lower: join(base, 'lower'), upper: join(base, 'upper'), work: join(base, 'work') }
-    const merged = join(base, 'merged')
-    for (const folder of [layers.lower, layers.upper, layers.work, merged]) {
+    const layers = {
+      lower: join(base, 'lower'),
+      upper: join(base, 'upper'),
+      work: join(base, 'work'),
+      merged: join(base, 'merged'),
+      lowerUsage: { bytes: 0, entries: 0 },
+    }
+    for (const folder of [layers.lower, layers.upper, layers.work, layers.merged]) {
       await mkdir(folder)
       if (options.sandboxUser) await chown(folder, options.sandboxUser.uid, options.sandboxUser.gid)
     }
@@ -146,7 +151,7 @@ export async function probeBwrapOverlay(options: BwrapOptions, workDir: string):
     const result = await sandbox.run({
       command: 'cat kept && echo written > new && rm kept',
       workspaceDir: layers.lower,
-      overlay: { ...layers, merged, lowerUsage: { bytes: 0, entries: 0 } },
+      overlay: layers,
       cwd: '',
       timeoutMs: 10_000,
       signal: new AbortController().signal,
@@ -155,7 +160,7 @@ export async function probeBwrapOverlay(options: BwrapOptions, workDir: string):
     const wrote = await readFile(join(layers.upper, 'new'), 'utf8').catch(() => '')
     const kept = await readFile(join(layers.lower, 'kept'), 'utf8').catch(() => '')
     if (wrote !== 'written\n' || kept !== 'lower\n') return 'the overlay did not keep the layers apart'
-    const listing = await sandbox.overlays?.list({ ...layers, merged, lowerUsage: { bytes: 0, entries: 0 } }, [])
+    const listing = await sandbox.overlays?.list(layers, [])
     return listing ? undefined : 'the overlay could not be listed'
   } catch (error) {
     return (error as Error).message

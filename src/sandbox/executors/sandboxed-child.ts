@@ -30,14 +30,12 @@ export function runSandboxedChild(program: SandboxedProgram, request: SandboxRun
     watchdog: {
       intervalMs: 250,
       // Over an overlay, what the host holds: the copy and what the run wrote on top of it.
-      check: request.overlay
-        ? workspaceWatchdog(
-            request.overlay.upper,
-            limits.workspaceBytes,
-            limits.workspaceEntries,
-            request.overlay.lowerUsage,
-          )
-        : workspaceWatchdog(request.workspaceDir, limits.workspaceBytes, limits.workspaceEntries),
+      check: workspaceWatchdog(
+        request.overlay?.upper ?? request.workspaceDir,
+        limits.workspaceBytes,
+        limits.workspaceEntries,
+        request.overlay?.lowerUsage,
+      ),
     },
   })
 }

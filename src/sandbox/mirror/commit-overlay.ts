@@ -1,6 +1,5 @@
 import { lchown, lstat, readdir, rename } from 'node:fs/promises'
 import { join } from 'node:path'
-import { ToolError } from '../../core/errors'
 import { workspaceLimitPassed } from '../executors/disk-usage'
 import type { OverlayLayers, OverlaySupport } from '../executors/sandbox'
 import { ensureFolder, isOwnedBy } from './checkout'
@@ -8,15 +7,15 @@ import {
   byPath,
   type CommitInput,
   type CommitOutcome,
-  conflictOf,
-  readRegularFile,
+  deleteRemoved,
   skipReasons,
   storageConcurrency,
+  uploadChanged,
 } from './commit'
 import { entryOf } from './manifest'
 import { foldersOf, foldersToList, mergedView, type UpperEntry } from './merged-view'
 import { runPool } from './pool'
-import { type LocalEntry, walkTree } from './scan'
+import { decodeName, type LocalEntry, walkTree } from './scan'
 import { measureTree, removeTree, type TreeUsage } from './tree'
 import type { FileChange, SkippedFile } from './types'
 
@@ -40,7 +39,6 @@ interface Upload {
 }
 
 const leftWithUpper = new Set<string>([skipReasons.symlink, skipReasons.notRegular, skipReasons.notAllowed])
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true })
 
 export async function commitOverlay(input: OverlayCommitInput): Promise<CommitOutcome> {
   const { storage, prefix, manifest, maxFileBytes, owner, limits, layers } = input
@@ -103,11 +101,9 @@ export async function commitOverlay(input: OverlayCommitInput): Promise<CommitOu
     for (const [folder, names] of await input.overlays.list(layers, toList)) {
       const decoded = new Set<string>()
       for (const name of names) {
-        try {
-          decoded.add(strictUtf8.decode(name))
-        } catch {
-          // Not UTF-8: never the name of a file of the copy.
-        }
+        // A name that is not UTF-8 is never that of a file of the copy.
+        const { text, exact } = decodeName(name)
+        if (exact) decoded.add(text)
       }
       listings.set(folder, decoded)
     }
@@ -131,13 +127,11 @@ export async function commitOverlay(input: OverlayCommitInput): Promise<CommitOu
   await runPool(gone, storageConcurrency, async (path) => {
     const known = manifest.get(path)
     if (!known) return
-    const key = prefix + path
-    const current = await storage.head(key)
+    const deleted = await deleteRemoved(storage, prefix + path, known)
     removeFromCopy.push(path)
     // The file is gone from the workspace either way, so the manifest must stop vouching for it.
     manifest.delete(path)
-    if (current && current.etag !== known.etag) return skip(path, skipReasons.changedInStorage)
-    if (current) await storage.delete(key)
+    if (!deleted) return skip(path, skipReasons.changedInStorage)
     changes.push({ path, change: 'deleted' })
   })
 
@@ -145,26 +139,12 @@ export async function commitOverlay(input: OverlayCommitInput): Promise<CommitOu
   const landed: { path: string; location: Buffer; etag: string }[] = []
   await runPool(uploads, storageConcurrency, async ({ path, location }) => {
     const known = manifest.get(path)
-    const key = prefix + path
-    const current = await storage.head(key)
-    const conflict = conflictOf(known, current?.etag)
-    if (conflict) return skip(path, conflict)
-    const read = await readRegularFile(location, maxFileBytes)
-    if ('reason' in read) return skip(path, read.reason)
-    let etag: string
-    try {
-      etag = (await storage.put(key, read.bytes)).etag
-    } catch (error) {
-      if (error instanceof ToolError && error.code === 'conflict') return skip(path, error.message)
-      if (error instanceof ToolError && error.code === 'size_exceeded') {
-        return skip(path, `${skipReasons.overQuota}: ${error.message}`)
-      }
-      throw error
-    }
+    const uploaded = await uploadChanged(storage, prefix + path, known, location, maxFileBytes)
+    if ('reason' in uploaded) return skip(path, uploaded.reason)
     // Until it has moved into the copy, the manifest vouches for no version of it.
     manifest.delete(path)
-    landed.push({ path, location, etag })
-    changes.push({ path, change: known ? 'modified' : 'added', size: read.bytes.byteLength })
+    landed.push({ path, location, etag: uploaded.etag })
+    changes.push({ path, change: known ? 'modified' : 'added', size: uploaded.size })
   })
 
   await applyToCopy(layers.lower, removeFromCopy, landed, manifest, owner, lowerFolders)
@@ -217,7 +197,10 @@ async function applyToCopy(
  * Empties the upper layer for the next run and gives its root (the workspace root) its mode back;
  * overlayfs empties its work folder itself at each mount.
  */
-export async function clearLayers(layers: OverlayLayers, owner: CommitInput['owner']): Promise<void> {
+export async function clearLayers(
+  layers: Pick<OverlayLayers, 'upper' | 'work'>,
+  owner: CommitInput['owner'],
+): Promise<void> {
   if ((await readdir(layers.upper).catch(() => ['?'])).length > 0) await removeTree(layers.upper)
   await ensureFolder(layers.upper, owner)
   await ensureFolder(layers.work, owner)

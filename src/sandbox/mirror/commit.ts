@@ -125,41 +125,19 @@ export async function commitChanges(input: CommitInput): Promise<CommitOutcome> 
 
   const deletions = [...manifest].filter(([path]) => !present.has(path))
   await runPool(deletions, storageConcurrency, async ([path, known]) => {
-    const key = prefix + path
-    const current = await storage.head(key)
+    const deleted = await deleteRemoved(storage, prefix + path, known)
     // The local file is gone either way, so the manifest must stop vouching for it.
-    if (current && current.etag !== known.etag) {
-      manifest.delete(path)
-      skip(path, skipReasons.changedInStorage)
-      return
-    }
-    if (current) await storage.delete(key)
     manifest.delete(path)
+    if (!deleted) return skip(path, skipReasons.changedInStorage)
     changes.push({ path, change: 'deleted' })
   })
 
   // After the deletions: a file replacing a deleted folder (or the reverse) needs the old keys gone first.
   await runPool(uploads, storageConcurrency, async ({ path, location, known }) => {
-    const key = prefix + path
-    const current = await storage.head(key)
-    const conflict = conflictOf(known, current?.etag)
-    if (conflict) return skip(path, conflict)
-    const read = await readRegularFile(location, maxFileBytes)
-    if ('reason' in read) return skip(path, read.reason)
-    let etag: string
-    try {
-      etag = (await storage.put(key, read.bytes)).etag
-    } catch (error) {
-      // A driver conflict (say, an object where a folder is needed) concerns this file only; so does the
-      // tenant quota (TOOLPORT_TENANT_QUOTA_BYTES): the file is skipped with a note, the run still succeeds.
-      if (error instanceof ToolError && error.code === 'conflict') return skip(path, error.message)
-      if (error instanceof ToolError && error.code === 'size_exceeded') {
-        return skip(path, `${skipReasons.overQuota}: ${error.message}`)
-      }
-      throw error
-    }
-    manifest.set(path, entryOf(etag, read.stats))
-    changes.push({ path, change: known ? 'modified' : 'added', size: read.bytes.byteLength })
+    const uploaded = await uploadChanged(storage, prefix + path, known, location, maxFileBytes)
+    if ('reason' in uploaded) return skip(path, uploaded.reason)
+    manifest.set(path, entryOf(uploaded.etag, uploaded.stats))
+    changes.push({ path, change: known ? 'modified' : 'added', size: uploaded.size })
   })
 
   return {
@@ -170,7 +148,7 @@ export async function commitChanges(input: CommitInput): Promise<CommitOutcome> 
 }
 
 /** A folder of the copy that no stored file lies in is one a checkout would remove (storage has no folders). */
-export function neededBy(manifest: Manifest): (folder: string) => boolean {
+function neededBy(manifest: Manifest): (folder: string) => boolean {
   const needed = new Set<string>()
   for (const path of manifest.keys()) {
     for (let slash = path.indexOf('/'); slash !== -1; slash = path.indexOf('/', slash + 1)) {
@@ -180,7 +158,7 @@ export function neededBy(manifest: Manifest): (folder: string) => boolean {
   return (folder) => needed.has(folder)
 }
 
-export function conflictOf(known: ManifestEntry | undefined, currentEtag: string | undefined): string | undefined {
+function conflictOf(known: ManifestEntry | undefined, currentEtag: string | undefined): string | undefined {
   if (!known) return currentEtag === undefined ? undefined : skipReasons.createdInStorage
   if (currentEtag === undefined) return skipReasons.deletedInStorage
   return currentEtag === known.etag ? undefined : skipReasons.changedInStorage
@@ -188,8 +166,48 @@ export function conflictOf(known: ManifestEntry | undefined, currentEtag: string
 
 type ReadResult = { bytes: Uint8Array; stats: BigIntStats } | { reason: string }
 
+/**
+ * Deletes the stored version of a file the run removed, unless someone changed it in storage during the
+ * run (storage wins): false then, and the stored file stays.
+ */
+export async function deleteRemoved(storage: ObjectStore, key: string, known: ManifestEntry): Promise<boolean> {
+  const current = await storage.head(key)
+  if (current && current.etag !== known.etag) return false
+  if (current) await storage.delete(key)
+  return true
+}
+
+/**
+ * Uploads a file the run wrote, unless storage changed it during the run: what was stored, or why the
+ * file was skipped. A driver conflict (say, an object where a folder is needed) concerns this file only;
+ * so does the tenant quota (TOOLPORT_TENANT_QUOTA_BYTES): the file is skipped with a note, the run still
+ * succeeds.
+ */
+export async function uploadChanged(
+  storage: ObjectStore,
+  key: string,
+  known: ManifestEntry | undefined,
+  location: Buffer,
+  maxFileBytes: number,
+): Promise<{ etag: string; stats: BigIntStats; size: number } | { reason: string }> {
+  const current = await storage.head(key)
+  const conflict = conflictOf(known, current?.etag)
+  if (conflict) return { reason: conflict }
+  const read = await readRegularFile(location, maxFileBytes)
+  if ('reason' in read) return read
+  try {
+    return { etag: (await storage.put(key, read.bytes)).etag, stats: read.stats, size: read.bytes.byteLength }
+  } catch (error) {
+    if (error instanceof ToolError && error.code === 'conflict') return { reason: error.message }
+    if (error instanceof ToolError && error.code === 'size_exceeded') {
+      return { reason: `${skipReasons.overQuota}: ${error.message}` }
+    }
+    throw error
+  }
+}
+
 /** Opens without following links and trusts fstat, not the earlier scan: the file may have been swapped. */
-export async function readRegularFile(location: Buffer, maxBytes: number): Promise<ReadResult> {
+async function readRegularFile(location: Buffer, maxBytes: number): Promise<ReadResult> {
   let handle: FileHandle
   try {
     handle = await open(location, readFlags)

@@ -115,10 +115,12 @@ export function createWorkspaceMirrors(options: MirrorOptions): WorkspaceMirrors
     const materialized = unchanged ? { downloaded: 0, skipped: unchanged } : await sync(signal)
     // From here the sandbox may change the copy: trusted again only once a commit or discard settles it.
     freshness?.unsettled(manifest)
+    // The copy is what the manifest holds until the commit, so its usage is counted once, here.
+    const overlay = layers && { ...layers, lowerUsage: usageOf(manifest) }
     let released = false
     return {
       dir: layout.files,
-      ...(layers ? { overlay: { ...layers, lowerUsage: usageOf(manifest) } } : {}),
+      ...(overlay ? { overlay } : {}),
       downloaded: materialized.downloaded,
       skipped: [...materialized.skipped],
       async commit(limits) {
@@ -128,8 +130,8 @@ export function createWorkspaceMirrors(options: MirrorOptions): WorkspaceMirrors
         try {
           const common = { storage, prefix, manifest, maxFileBytes: options.maxFileBytes, owner, limits }
           committed =
-            layers && overlays
-              ? await commitOverlay({ ...common, layers: { ...layers, lowerUsage: usageOf(manifest) }, overlays })
+            overlay && overlays
+              ? await commitOverlay({ ...common, layers: overlay, overlays })
               : await commitChanges({ ...common, files: layout.files })
           const { changes, skipped, passed } = committed
           return passed ? { changes, skipped, passed } : { changes, skipped }
@@ -146,7 +148,7 @@ export function createWorkspaceMirrors(options: MirrorOptions): WorkspaceMirrors
       async discard() {
         if (released) throw new Error('This checkout was released; check the workspace out again.')
         // Over an overlay the copy was never written: dropping what the run wrote is enough.
-        if (layers) await clearLayers({ ...layers, lowerUsage: usageOf(manifest) }, owner)
+        if (layers) await clearLayers(layers, owner)
         else await sync(undefined)
       },
       async release() {
@@ -202,7 +204,7 @@ async function prepareLayers(
     work: join(base, 'overlay-work'),
     merged: join(base, 'merged'),
   }
-  await clearLayers({ ...layers, lowerUsage: { bytes: 0, entries: 0 } }, owner)
+  await clearLayers(layers, owner)
   await ensureFolder(layers.merged, owner)
   return layers
 }

@@ -91,7 +91,8 @@ export async function walkTree(root: string, visit: Visitor, options: WalkOption
   )
 }
 
-function decodeName(name: Buffer): { text: string; exact: boolean } {
+/** A file name as text; exact is false when it is not valid UTF-8 (the text is then lossy). */
+export function decodeName(name: Buffer): { text: string; exact: boolean } {
   try {
     return { text: strictUtf8.decode(name), exact: true }
   } catch {
