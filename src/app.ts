@@ -9,7 +9,6 @@ import { createFileLinks } from './downloads/links'
 import { createLinkSigner, randomSecret } from './downloads/signing'
 import type { AppEnv } from './http/env'
 import { authenticate } from './http/middleware/authenticate'
-import { countCalls } from './http/middleware/call-metrics'
 import { corsFor } from './http/middleware/cors'
 import { type Lifecycle, refuseWhileDraining } from './http/middleware/drain'
 import { linkOrigin } from './http/middleware/link-origin'
@@ -158,11 +157,11 @@ export function buildApp(deps: AppDeps): BuiltApp {
       if (!result.success) throw validationError(result.error, result.target === 'query' ? 'query parameter' : 'input')
     },
   })
-  // Before anything else: refuse new work while draining, answer CORS, count tool calls.
+  // Before anything else: refuse new work while draining, answer CORS; then every request is logged
+  // and every tool call counted.
   if (deps.lifecycle) app.use('*', refuseWhileDraining(deps.lifecycle))
   if (config.http.corsOrigins.length > 0) app.use('*', corsFor(config.http.corsOrigins))
-  if (deps.metrics) app.use('*', countCalls(deps.metrics))
-  app.use('*', requestContext(log))
+  app.use('*', requestContext(log, deps.metrics))
   app.use(
     '*',
     linkOrigin({

@@ -125,23 +125,22 @@ export function createCaller(deps: CallerDeps): Caller {
     }
     const unsubscribe = call.onDisconnect ? call.onDisconnect(onDisconnect) : listen(call.signal, onDisconnect)
     // The deadline aborts this controller itself: one controller per call, not one per layer.
-    const startedAt = new Date()
+    const startedAt = Date.now()
     const work = invokeWith(call, syncLimits, controller)
     let timer: ReturnType<typeof setTimeout> | undefined
-    const outcome = await Promise.race([
+    // Whichever comes first settles the one promise (no Promise.race and its promises per call).
+    const outcome = await new Promise<{ output: unknown } | { error: unknown } | 'slow'>((resolve) => {
+      timer = setTimeout(() => resolve('slow'), syncTimeoutMs)
       work.then(
-        (output) => ({ output }),
-        (error: unknown) => ({ error }),
-      ),
-      new Promise<'slow'>((resolve) => {
-        timer = setTimeout(() => resolve('slow'), syncTimeoutMs)
-      }),
-    ])
+        (output) => resolve({ output }),
+        (error: unknown) => resolve({ error }),
+      )
+    })
     clearTimeout(timer)
     if (outcome === 'slow') {
       converted = true
       // The job began with the call, not when it was handed over: created_at and started_at say so.
-      return { job: await jobs.adopt(jobSpec(call, options.callbackUrl), work, controller, startedAt) }
+      return { job: await jobs.adopt(jobSpec(call, options.callbackUrl), work, controller, new Date(startedAt)) }
     }
     unsubscribe()
     if ('error' in outcome) throw outcome.error

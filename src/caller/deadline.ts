@@ -20,22 +20,22 @@ export async function runWithDeadline<T>(
   if (outer?.aborted) forward()
   else outer?.addEventListener('abort', forward, { once: true })
   let timer: ReturnType<typeof setTimeout> | undefined
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      // Rejected before the abort, so the race answers timeout even when the tool fails at once on it.
-      reject(
-        new ToolError('timeout', `The call did not finish within its ${Math.round(deadlineMs / 1000)} s deadline.`, {
-          hint: 'Call with ?async=true to run it as a job and poll status_url, or split the work into smaller calls.',
-          details: { limit_seconds: deadlineMs / 1000 },
-        }),
-      )
-      controller.abort(new DOMException('The call deadline passed.', 'TimeoutError'))
-    }, deadlineMs)
-  })
   try {
-    const running = run(controller)
-    running.catch(() => {})
-    return await Promise.race([running, expired])
+    // One promise settled by whichever comes first (no Promise.race and its two promises per call):
+    // the timeout is rejected before the abort, so it answers timeout even when the tool fails at
+    // once on the abort; the tool's late result or error is then ignored.
+    return await new Promise<T>((resolve, reject) => {
+      timer = setTimeout(() => {
+        reject(
+          new ToolError('timeout', `The call did not finish within its ${Math.round(deadlineMs / 1000)} s deadline.`, {
+            hint: 'Call with ?async=true to run it as a job and poll status_url, or split the work into smaller calls.',
+            details: { limit_seconds: deadlineMs / 1000 },
+          }),
+        )
+        controller.abort(new DOMException('The call deadline passed.', 'TimeoutError'))
+      }, deadlineMs)
+      Promise.resolve(run(controller)).then(resolve, reject)
+    })
   } finally {
     clearTimeout(timer)
     outer?.removeEventListener('abort', forward)

@@ -14,7 +14,7 @@ import type { AppEnv } from '../env'
 import { limitBody } from '../middleware/body-limit'
 import { nodeDisconnect } from '../node-bindings'
 import { problemBody, validationError } from '../problem'
-import { assertKnownQuery } from '../query'
+import { knownQuery } from '../query'
 import { RestCall } from '../rest-call'
 import { ToolQuery } from './tool-route'
 
@@ -53,8 +53,7 @@ export function registerToolRoutes(app: OpenAPIHono<AppEnv>, deps: ToolRouteDeps
   }
   app.post('/v1/tools/:name', findTool, limitedBody, async (context) => {
     const tool = context.get('callTool')
-    assertKnownQuery(context.req.url, toolQueryNames)
-    const query = ToolQuery.safeParse(context.req.query())
+    const query = ToolQuery.safeParse(knownQuery(context.req.url, toolQueryNames))
     if (!query.success) throw validationError(query.error, 'query parameter')
     const disconnect = nodeDisconnect(context)
     const call = new RestCall(

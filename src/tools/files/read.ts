@@ -5,7 +5,7 @@ import type { Workspace } from '../../workspace/workspace'
 import { defineTool } from '../tool'
 import { readLineRangeStreamed } from './read-range'
 import { LineNumber, WorkspacePath } from './schemas'
-import { cutToJsonBudget, decodeText, fitsJsonBudget, jsonLength, splitLines } from './text'
+import { countLines, cutToJsonBudget, decodeText, fitsJsonBudget, jsonLength, splitLines } from './text'
 
 // Room kept for the other members of the response next to `content`.
 const responseOverhead = 2_000
@@ -46,8 +46,8 @@ export const readFile = defineTool({
     })
     if (!file) return streamedRange(input, workspace, limits.maxResponseChars)
     const text = decodeText(file.bytes, file.path)
-    const lines = splitLines(text)
-    const totalLines = lines.length
+    // Counted, not split: a whole file that fits is answered as it is, without its lines.
+    const totalLines = countLines(text)
     const startLine = input.start_line ?? 1
     if (totalLines === 0 && startLine === 1) {
       return { path: file.path, content: '', total_lines: 0, start_line: 0, end_line: 0, truncated: false }
@@ -72,6 +72,7 @@ export const readFile = defineTool({
         truncated: false,
       }
     }
+    const lines = splitLines(text)
     let used = 0
     let lastLine = startLine - 1
     const parts: string[] = []

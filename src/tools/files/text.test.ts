@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { cutToJsonBudget, fitsJsonBudget, jsonLength } from './text'
+import { countLines, cutToJsonBudget, fitsJsonBudget, jsonLength, splitLines } from './text'
 
 describe('JSON budgets', () => {
   it('fitsJsonBudget agrees with measuring, for the texts that escape longest and around the bound', () => {
@@ -16,5 +16,12 @@ describe('JSON budgets', () => {
     const cut = cutToJsonBudget('\u0001'.repeat(10), 59)
     expect(cut).toBe('\u0001'.repeat(9))
     expect(jsonLength(cut)).toBeLessThanOrEqual(59)
+  })
+})
+
+describe('countLines', () => {
+  it('counts exactly the lines splitLines makes, for every ending and none', () => {
+    const texts = ['', 'a', 'a\n', 'a\nb', 'a\nb\n', '\n', '\n\n', 'a\r\nb\r\n', '\r', 'x\n\ny', '😀\n😀']
+    for (const text of texts) expect(countLines(text), JSON.stringify(text)).toBe(splitLines(text).length)
   })
 })

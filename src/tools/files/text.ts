@@ -44,6 +44,13 @@ export function splitLines(text: string): string[] {
   return text.match(/[^\n]*\n|[^\n]+$/g) ?? []
 }
 
+/** How many lines splitLines would answer, without making them. */
+export function countLines(text: string): number {
+  let count = 0
+  for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', at + 1)) count++
+  return text.length > 0 && !text.endsWith('\n') ? count + 1 : count
+}
+
 export function lineEnding(text: string): '\r\n' | '\n' {
   return text.includes('\r\n') ? '\r\n' : '\n'
 }
