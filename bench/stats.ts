@@ -24,7 +24,19 @@ export interface Row {
   stats: Stats
   /** Ratio printed against this row's p50; the target is the largest acceptable ratio. */
   baseline?: Stats
+  /**
+   * Per-run ratios against the baseline run just before each (runs alternate): their median is the
+   * ratio instead of the ratio of the two p50s, so that drift in the shared machine's speed between
+   * runs, which moves both runs of a pair alike, does not move the ratio.
+   */
+  pairedRatios?: number[]
   target?: number
+}
+
+/** The ratio a row is judged by: the median of its paired ratios, else its p50 over the baseline's. */
+export function ratioOf(row: Row): number | undefined {
+  if (row.pairedRatios?.length) return summarize(row.pairedRatios).p50
+  return row.baseline ? row.stats.p50 / row.baseline.p50 : undefined
 }
 
 /** Every table printed in this process, in order, as markdown lines; run.ts writes them to RESULTS.md. */
@@ -56,11 +68,10 @@ export function printTable(title: string, rows: Row[]): void {
     ['what', 'p50', 'p90', 'min', 'max', 'n', 'ratio (p50)', 'target'],
     ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'l'],
     rows.map((row) => {
-      const ratio = row.baseline ? `${(row.stats.p50 / row.baseline.p50).toFixed(2)}×` : ''
+      const value = ratioOf(row)
+      const ratio = value === undefined ? '' : `${value.toFixed(2)}×${row.pairedRatios?.length ? ' (paired)' : ''}`
       const verdict =
-        row.baseline && row.target
-          ? `≤ ${row.target}× ${row.stats.p50 / row.baseline.p50 <= row.target ? 'met' : 'MISSED'}`
-          : ''
+        value !== undefined && row.target ? `≤ ${row.target}× ${value <= row.target ? 'met' : 'MISSED'}` : ''
       const { p50, p90, min, max, samples } = row.stats
       return [row.name, format(p50), format(p90), format(min), format(max), String(samples), ratio, verdict]
     }),
