@@ -1,5 +1,5 @@
 import { createTwoFilesPatch, formatPatch, type StructuredPatchHunk } from 'diff'
-import { splitLines } from './text'
+import { lineBreaks, splitLines } from './text'
 
 /**
  * The unified diff a dry run shows. Myers' diff (jsdiff) costs time in proportion to the file's lines
@@ -34,13 +34,6 @@ export function unifiedDiff(
       ? createTwoFilesPatch(oldName, newName, before, after, '', '', { maxEditLength, timeout: backstopMs })
       : undefined
   return diffed ?? wholeChangeDiff(oldName, newName, before, after, maxChars)
-}
-
-/** The number of line breaks in text, counted up to `limit` + 1 at most. */
-function lineBreaks(text: string, limit: number): number {
-  let count = 0
-  for (let index = text.indexOf('\n'); index !== -1 && count <= limit; index = text.indexOf('\n', index + 1)) count++
-  return count
 }
 
 /** One hunk replacing everything between the common first and last lines. */

@@ -46,9 +46,15 @@ export function splitLines(text: string): string[] {
 
 /** How many lines splitLines would answer, without making them. */
 export function countLines(text: string): number {
-  let count = 0
-  for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', at + 1)) count++
+  const count = lineBreaks(text)
   return text.length > 0 && !text.endsWith('\n') ? count + 1 : count
+}
+
+/** The number of line breaks in text, counted up to `limit` + 1 at most. */
+export function lineBreaks(text: string, limit = Number.POSITIVE_INFINITY): number {
+  let count = 0
+  for (let index = text.indexOf('\n'); index !== -1 && count <= limit; index = text.indexOf('\n', index + 1)) count++
+  return count
 }
 
 export function lineEnding(text: string): '\r\n' | '\n' {
