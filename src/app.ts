@@ -2,6 +2,7 @@ import { OpenAPIHono } from '@hono/zod-openapi'
 import { createApprovalStore } from './approvals/store'
 import { createAuthenticator, requiredApprovals } from './auth/authenticator'
 import { type Caller, createCaller } from './caller/caller'
+import { createRegistry } from './catalog/catalog'
 import type { Config } from './config/config'
 import type { Logger } from './core/logger'
 import type { Metrics } from './core/metrics'
@@ -32,9 +33,8 @@ import { registerToolRoutes } from './http/routes/tools'
 import { jobAccess } from './jobs/access'
 import type { JobDispatch } from './jobs/runner'
 import type { HttpClient } from './net/http'
-import { compatFeed } from './registry/compat/feed'
-import { createRegistry } from './registry/registry'
-import { createSourceHost, type SourceHost } from './registry/source-host'
+import { compatFeed } from './sources/compat/feed'
+import { createSourceHost, type SourceHost } from './sources/host/source-host'
 import type { ProcessStarter } from './sources/types'
 import type { ObjectStore } from './storage/store'
 import { selectTools } from './tools/builtins'
@@ -49,7 +49,7 @@ export interface AppDeps {
   config: Config
   storage: ObjectStore
   log: Logger
-  /** Defaults to the built-in tools config.registry enables. */
+  /** Defaults to the built-in tools config.sources enables. */
   tools?: readonly Tool[]
   docsAssets?: DocsAssetLoader
   /** Runtime services for the tools (sandbox, outbound HTTP, search, …); missing ones answer 503. */
@@ -98,7 +98,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
 
 export function buildApp(deps: AppDeps): BuiltApp {
   const { config, storage, log } = deps
-  const builtins = withShellDefaults(deps.tools ?? selectTools(config.registry.enabled), {
+  const builtins = withShellDefaults(deps.tools ?? selectTools(config.sources.enabled), {
     defaultTimeoutSeconds: config.sandbox.defaultTimeoutSeconds,
   })
   const authenticator = createAuthenticator(config.apiKeys, { approvalPolicy: config.approvals.policy })
@@ -249,11 +249,11 @@ function createAppSources(deps: AppDeps, builtins: readonly Tool[], services: To
     storage: deps.storage,
     builtins,
     log: deps.log,
-    refreshMs: config.registry.refreshMs,
-    upstreamRefreshMs: config.registry.upstreamRefreshMs,
-    tenantKinds: config.registry.tenantKinds,
-    maxTenantSources: config.registry.maxTenantSources,
-    maxTenantSourceTools: config.registry.maxTenantSourceTools,
+    refreshMs: config.sources.refreshMs,
+    upstreamRefreshMs: config.sources.upstreamRefreshMs,
+    tenantKinds: config.sources.tenantKinds,
+    maxTenantSources: config.sources.maxTenantSources,
+    maxTenantSourceTools: config.sources.maxTenantSourceTools,
     http: services.http,
     httpAllowing: runtime.httpAllowing,
     processes: runtime.processes,
@@ -262,6 +262,6 @@ function createAppSources(deps: AppDeps, builtins: readonly Tool[], services: To
     tenantSecrets: (tenant) =>
       Object.assign({}, ...config.apiKeys.filter((key) => key.tenant === tenant).map((key) => key.secrets ?? {})),
   })
-  if (config.registry.compatPacks.length > 0) void host.setFeed('compat', compatFeed(config.registry.compatPacks))
+  if (config.sources.compatPacks.length > 0) void host.setFeed('compat', compatFeed(config.sources.compatPacks))
   return host
 }

@@ -15,7 +15,7 @@ const layers: ReadonlyArray<readonly string[]> = [
   ['downloads'],
   ['tools'],
   ['sources'],
-  ['registry'],
+  ['catalog'],
   ['platforms'],
   ['caller'],
   ['http'],

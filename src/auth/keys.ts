@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { effects } from '../core/effects'
-import { type EgressPolicy, egressPolicySchema } from '../core/egress'
+import { type EgressPolicy, egressPolicySchema } from '../core/egress-policy'
 import { isValidIdentifier } from '../core/paths'
 import { ConfigError, describeIssues, splitList } from '../core/settings'
 

@@ -1,5 +1,5 @@
 import type { Effect } from '../core/effects'
-import { type EgressPolicy, type EgressText, formatEgress, parseEgress } from '../core/egress'
+import { type EgressPolicy, type EgressText, formatEgress, parseEgress } from '../core/egress-policy'
 import { ToolError } from '../core/errors'
 
 /** Who is calling: a tenant, and the tools its key may use (undefined: every enabled tool). */

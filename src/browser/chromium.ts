@@ -1,7 +1,7 @@
 import type { Browser, BrowserContext, Page, PaperFormat } from 'puppeteer-core'
 import { ToolError } from '../core/errors'
 import type { Logger } from '../core/logger'
-import { type EgressProxy, type EgressResolver, startEgressProxy } from './egress-proxy'
+import { type AddressResolver, type BrowserProxy, startBrowserProxy } from './browser-proxy'
 import { chromiumArgs, extractChromium } from './extract'
 import { createPagePool, type Guard, neutraliseMetaRefresh } from './pages'
 import { photograph, photographUrl, renderedHtml } from './screenshot'
@@ -20,7 +20,7 @@ export interface ChromiumOptions {
    * The outbound address check (http_fetch's), answering the address it allowed. Every connection of
    * the browser goes through an egress proxy that asks it; unset, the browser reaches nothing.
    */
-  egress?: EgressResolver | undefined
+  egress?: AddressResolver | undefined
 }
 
 interface Running {
@@ -66,7 +66,7 @@ export function createChromiumBrowser(options: ChromiumOptions): ChromiumBrowser
   let launches = 0
   let lastError: string | undefined
   let closed = false
-  let proxy: Promise<EgressProxy> | undefined
+  let proxy: Promise<BrowserProxy> | undefined
 
   // A page can try thousands of connections a second: at most 10 refusals a minute reach the log.
   let refusalWindow = 0
@@ -90,7 +90,7 @@ export function createChromiumBrowser(options: ChromiumOptions): ChromiumBrowser
     const system = options.executablePath !== undefined
     const executablePath = options.executablePath ?? (await extractChromium())
     // One proxy for the service's lifetime: a relaunched browser gets the same one.
-    proxy ??= startEgressProxy({ resolve: options.egress, onRefused: logRefusal })
+    proxy ??= startBrowserProxy({ resolve: options.egress, onRefused: logRefusal })
     const egress = await proxy
     const args = [
       ...(system

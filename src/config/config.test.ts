@@ -14,7 +14,7 @@ describe('loadConfig', () => {
       http: { port: 8787, host: '127.0.0.1', publicUrl: 'http://127.0.0.1:8787' },
       storage: { dataDir: './.toolport-data', driver: 'fs' },
       apiKeys: [],
-      registry: { enabled: undefined },
+      sources: { enabled: undefined },
       calls: { maxFileBytes: 10 * 1024 * 1024, maxResponseChars: 100_000 },
     })
   })
@@ -22,7 +22,7 @@ describe('loadConfig', () => {
   it('fails at start on an unknown tool in TOOLPORT_TOOLS, naming it', () => {
     expect(() => load({ TOOLPORT_TOOLS: 'read_file,rm_rf' })).toThrow(/unknown tool rm_rf/)
     expect(() => load({ TOOLPORT_TOOLS: ' , ' })).toThrow(ConfigError)
-    expect(load({ TOOLPORT_TOOLS: 'read_file, list_files' }).registry.enabled).toEqual(['read_file', 'list_files'])
+    expect(load({ TOOLPORT_TOOLS: 'read_file, list_files' }).sources.enabled).toEqual(['read_file', 'list_files'])
   })
 
   it('names the variable of a bad value', () => {

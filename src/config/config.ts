@@ -4,7 +4,7 @@ import { authSettings } from '../auth/settings'
 import { browserSessionSettings } from '../browser/session/settings'
 import { browserSettings } from '../browser/settings'
 import { callSettings } from '../caller/settings'
-import { egressBeyond } from '../core/egress'
+import { egressBeyond } from '../core/egress-policy'
 import { isLoopbackHost } from '../core/loopback'
 import {
   ConfigError,
@@ -19,9 +19,9 @@ import { httpSettings } from '../http/settings'
 import { jobSettings } from '../jobs/settings'
 import { searchSettings } from '../net/search/settings'
 import { netSettings } from '../net/settings'
-import { registrySettings } from '../registry/settings'
 import { type EgressSettings, egressSettings } from '../sandbox/egress/settings'
 import { type SandboxSettings, sandboxSettings } from '../sandbox/settings'
+import { sourceSettings } from '../sources/settings'
 import { storageSettings } from '../storage/settings'
 import { environmentSettings } from '../tools/system/settings'
 import { workspaceSettings } from '../workspace/settings'
@@ -35,7 +35,7 @@ export const settingsDeclarations = {
   http: httpSettings,
   process: processSettings,
   auth: authSettings,
-  registry: registrySettings,
+  sources: sourceSettings,
   calls: callSettings,
   storage: storageSettings,
   workspace: workspaceSettings,
@@ -83,7 +83,7 @@ export function loadConfig(env: Environment, options: LoadConfigOptions): Config
     ]),
   ) as unknown as { [K in keyof Declarations]: SliceOf<Declarations[K]> }
   const apiKeys = [...slices.auth.apiKeys, ...(options.fileKeys ?? [])]
-  checkToolNames(slices.registry.enabled, apiKeys, options.toolNames)
+  checkToolNames(slices.sources.enabled, apiKeys, options.toolNames)
   checkEgress(slices.egress, slices.sandbox, apiKeys)
   if (new Set(apiKeys.map((apiKey) => apiKey.key)).size !== apiKeys.length) {
     throw new ConfigError('TOOLPORT_API_KEYS / TOOLPORT_KEYS_FILE: the same key is listed twice')

@@ -1,7 +1,7 @@
 import { isToolError, ToolError } from '../core/errors'
 import type { HttpRequest, HttpResponse } from './http'
+import { parseTargetUrl } from './outbound-guard'
 import { nextHop } from './redirects'
-import { parseTargetUrl } from './ssrf'
 
 /**
  * What both HTTP clients (Node's pinned one, and fetch on Workers) share: the caller's headers made

@@ -10,7 +10,7 @@ import {
   type NetworkPolicy,
   parseTargetUrl,
   refused,
-} from './ssrf'
+} from './outbound-guard'
 
 /**
  * The outbound client for runtimes that only have fetch (Cloudflare Workers). fetch resolves names

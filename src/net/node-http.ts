@@ -16,7 +16,7 @@ import {
   type NetworkPolicy,
   parseTargetUrl,
   refused,
-} from './ssrf'
+} from './outbound-guard'
 
 export type Resolver = (host: string) => Promise<Array<{ address: string; family: number }>>
 

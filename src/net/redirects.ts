@@ -1,5 +1,5 @@
 import { ToolError } from '../core/errors'
-import { parseTargetUrl } from './ssrf'
+import { parseTargetUrl } from './outbound-guard'
 
 const redirectStatuses = new Set([301, 302, 303, 307, 308])
 const credentialHeaders = ['authorization', 'cookie', 'proxy-authorization']

@@ -1,5 +1,5 @@
+import type { CatalogEntry } from '../catalog/entry'
 import type { JsonSchema } from '../core/json-schema'
-import type { CatalogEntry } from '../registry/entry'
 
 export interface AnthropicTool {
   name: string

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
+import { catalogEntry } from '../catalog/entry'
 import type { JsonSchema } from '../core/json-schema'
-import { catalogEntry } from '../registry/entry'
 import { defineTool } from '../tools/tool'
 import { toGeminiDeclaration } from './gemini'
 import { toOpenAiTool } from './openai'

@@ -1,4 +1,4 @@
-import type { CatalogEntry } from '../registry/entry'
+import type { CatalogEntry } from '../catalog/entry'
 import { toAnthropicTool } from './anthropic'
 import { toGeminiDeclaration } from './gemini'
 import { toMcpTool } from './mcp'

@@ -1,3 +1,4 @@
+import type { CatalogEntry } from '../catalog/entry'
 import {
   branchesOf,
   isSchema,
@@ -7,7 +8,6 @@ import {
   resolveRef,
   typesOf,
 } from '../core/json-schema'
-import type { CatalogEntry } from '../registry/entry'
 
 export interface GeminiFunctionDeclaration {
   name: string

@@ -1,6 +1,6 @@
+import type { CatalogEntry } from '../catalog/entry'
 import type { Effect } from '../core/effects'
 import type { JsonSchema } from '../core/json-schema'
-import type { CatalogEntry } from '../registry/entry'
 
 export interface McpToolAnnotations {
   title: string

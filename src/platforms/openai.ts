@@ -1,5 +1,5 @@
+import type { CatalogEntry } from '../catalog/entry'
 import { branchesOf, isSchema, type JsonSchema, propertiesOf, requiredOf, typesOf } from '../core/json-schema'
-import type { CatalogEntry } from '../registry/entry'
 
 export interface OpenAiTool {
   type: 'function'

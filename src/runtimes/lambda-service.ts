@@ -126,7 +126,7 @@ export async function startLambdaService(
   }
   const storage = createS3Storage(config.storage.s3)
   const { services, shellProblem } = await createNodeServices(config, env, log, {
-    shell: (config.registry.enabled ?? toolNames).includes('execute_command'),
+    shell: (config.sources.enabled ?? toolNames).includes('execute_command'),
   })
   const { app, caller } = buildApp({
     config,

@@ -90,8 +90,8 @@ export async function startNodeService(
     sources: nodeSourceRuntime(config, env, services),
   })
   const folder =
-    sources && config.registry.sourcesDir
-      ? await watchSourcesFolder(sources, config.registry.sourcesDir, config.registry.refreshMs, log)
+    sources && config.sources.sourcesDir
+      ? await watchSourcesFolder(sources, config.sources.sourcesDir, config.sources.refreshMs, log)
       : undefined
   return {
     app,
@@ -109,8 +109,8 @@ export async function startNodeService(
 /** The sandbox is set up when something may run programs: execute_command, or sources of the operator or tenants. */
 function needsSandbox(config: Config): boolean {
   return (
-    (config.registry.enabled ?? toolNames).includes('execute_command') ||
-    config.registry.sourcesDir !== undefined ||
-    config.registry.tenantKinds.some((kind) => kind === 'command' || kind === 'mcp-stdio')
+    (config.sources.enabled ?? toolNames).includes('execute_command') ||
+    config.sources.sourcesDir !== undefined ||
+    config.sources.tenantKinds.some((kind) => kind === 'command' || kind === 'mcp-stdio')
   )
 }

@@ -5,7 +5,7 @@ import type { SourceRuntime } from '../app'
 import type { Config } from '../config/config'
 import type { Logger } from '../core/logger'
 import { createNodeHttpClient } from '../net/node-http'
-import type { FeedFile, SourceHost } from '../registry/source-host'
+import type { FeedFile, SourceHost } from '../sources/host/source-host'
 import { maxManifestBytes } from '../sources/manifest'
 import type { ToolServices } from '../tools/services'
 

@@ -59,7 +59,7 @@ export async function startWorkerService(env: Record<string, unknown>, log: Logg
     config,
     storage: createR2Storage(bucket),
     log,
-    tools: workerTools.filter((tool) => !config.registry.enabled || config.registry.enabled.includes(tool.name)),
+    tools: workerTools.filter((tool) => !config.sources.enabled || config.sources.enabled.includes(tool.name)),
     // Cloudflare hands a Worker only requests for the hosts routed to it (its routes, custom domains,
     // workers.dev): the request's own origin is one the operator chose.
     vouchedOrigin: (request) => new URL(request.url).origin,

@@ -3,7 +3,7 @@ import { availableParallelism } from 'node:os'
 import { delimiter, join, resolve } from 'node:path'
 import type { Logger } from '../core/logger'
 import type { Resolver } from '../net/node-http'
-import { createEgressService } from './egress/egress'
+import { createEgressService } from './egress/egress-service'
 import { type ForwarderRuntime, prepareForwarder } from './egress/forwarder'
 import type { EgressSettings } from './egress/settings'
 import {

@@ -1,6 +1,6 @@
 import type { z } from 'zod'
 import type { Effect } from '../core/effects'
-import type { EgressPolicy } from '../core/egress'
+import type { EgressPolicy } from '../core/egress-policy'
 import type { Logger } from '../core/logger'
 import type { JobViewer } from '../jobs/access'
 import type { Workspace } from '../workspace/workspace'

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest'
+import { type CatalogEntry, catalogEntry } from '../../src/catalog/entry'
 import type { JsonSchema } from '../../src/core/json-schema'
 import { formatCatalog } from '../../src/platforms/formats'
 import type { McpTool } from '../../src/platforms/mcp'
 import type { OpenAiTool } from '../../src/platforms/openai'
-import { type CatalogEntry, catalogEntry } from '../../src/registry/entry'
 import { allTools } from '../../src/tools/builtins'
 import { compiler, hasFreeFormMap, walk } from '../support/schemas'
 

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ToolError } from '../../src/core/errors'
 import { createNodeHttpClient, type Resolver } from '../../src/net/node-http'
-import { addressProblem, isAllowedHost } from '../../src/net/ssrf'
+import { addressProblem, isAllowedHost } from '../../src/net/outbound-guard'
 import { type LocalWeb, startLocalWeb } from '../support/local-web'
 import { startTestServer, type TestServer } from '../support/server'
 

@@ -1,14 +1,14 @@
 import { request } from 'node:http'
 import { connect } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type EgressProxy, startEgressProxy } from '../../src/browser/egress-proxy'
+import { type BrowserProxy, startBrowserProxy } from '../../src/browser/browser-proxy'
 import { createNodeHttpClient } from '../../src/net/node-http'
 import { type LocalWeb, startLocalWeb } from '../support/local-web'
 
 /** The browser's egress proxy on its own: what a Chromium (or anything on the host) can ask of it. */
 let open: LocalWeb
 let victim: LocalWeb
-let proxy: EgressProxy
+let proxy: BrowserProxy
 const refusals: string[] = []
 
 beforeAll(async () => {
@@ -20,7 +20,7 @@ beforeAll(async () => {
   })
   victim = await startLocalWeb({})
   const http = createNodeHttpClient({ policy: { allowHosts: [`127.0.0.1:${open.port}`] } })
-  proxy = await startEgressProxy({ resolve: http.resolve, onRefused: (target) => refusals.push(target) })
+  proxy = await startBrowserProxy({ resolve: http.resolve, onRefused: (target) => refusals.push(target) })
 })
 afterAll(async () => {
   await proxy.close()
@@ -97,7 +97,7 @@ describe('the browser egress proxy', () => {
   })
 
   it('reaches nothing at all without a resolver', async () => {
-    const closed = await startEgressProxy({ resolve: undefined })
+    const closed = await startBrowserProxy({ resolve: undefined })
     try {
       const status = await new Promise<string>((resolve) => {
         const socket = connect(closed.port, '127.0.0.1', () =>

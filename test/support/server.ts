@@ -8,10 +8,10 @@ import type { ApiKey } from '../../src/auth/keys'
 import { loadConfig } from '../../src/config/config'
 import { silentLogger } from '../../src/core/logger'
 import type { Resolver } from '../../src/net/node-http'
-import type { SourceHost } from '../../src/registry/source-host'
 import { createNodeMetrics } from '../../src/runtimes/node-metrics'
 import { createNodeServices } from '../../src/runtimes/node-services'
 import { nodeSourceRuntime, watchSourcesFolder } from '../../src/runtimes/node-sources'
+import type { SourceHost } from '../../src/sources/host/source-host'
 import { createFsStorage } from '../../src/storage/fs'
 import type { ObjectStore } from '../../src/storage/store'
 import { toolNames } from '../../src/tools/builtins'
@@ -93,8 +93,8 @@ export async function startTestServer(
     ...(options.metrics ? { metrics: createNodeMetrics(() => services) } : {}),
   })
   const folder =
-    sources && config.registry.sourcesDir
-      ? await watchSourcesFolder(sources, config.registry.sourcesDir, config.registry.refreshMs, silentLogger)
+    sources && config.sources.sourcesDir
+      ? await watchSourcesFolder(sources, config.sources.sourcesDir, config.sources.refreshMs, silentLogger)
       : undefined
   // Every answer on a documented route is checked against openapi/openapi.json (response-check.ts).
   const responses = createResponseCheck()

@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi'
+import type { ToolRegistry } from '../../catalog/catalog'
 import { ToolError } from '../../core/errors'
 import { catalogFormats, formatCatalog, isCatalogFormat } from '../../platforms/formats'
-import type { ToolRegistry } from '../../registry/registry'
 import type { AppEnv } from '../env'
 import { assertKnownQuery } from '../query'
 

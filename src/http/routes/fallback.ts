@@ -1,6 +1,6 @@
 import type { OpenAPIHono } from '@hono/zod-openapi'
+import type { ToolRegistry } from '../../catalog/catalog'
 import { ToolError } from '../../core/errors'
-import type { ToolRegistry } from '../../registry/registry'
 import type { AppEnv } from '../env'
 import { problemResponse } from '../problem'
 

@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi'
 import type { Authenticator } from '../../auth/authenticator'
+import type { ToolRegistry } from '../../catalog/catalog'
 import { ToolError } from '../../core/errors'
-import type { ToolRegistry } from '../../registry/registry'
 import type { Tool } from '../../tools/tool'
 import type { AppEnv } from '../env'
 import { buildOpenApiDocument, type OpenApiDocument, openApiDocumentText, subsetDocument } from '../openapi-document'

@@ -1,5 +1,5 @@
 import type { HttpClient } from '../http'
-import type { NetworkPolicy } from '../ssrf'
+import type { NetworkPolicy } from '../outbound-guard'
 import { createBraveProvider } from './brave'
 import { createDuckDuckGoProvider } from './duckduckgo'
 import type { SearchProvider } from './search'

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { type EgressPolicy, egressEntry, parseEgress } from '../../core/egress'
+import { type EgressPolicy, egressEntry, parseEgress } from '../../core/egress-policy'
 import { presetNames } from '../../core/egress-presets'
 import { ConfigError, commaList, defineSettings, positiveInteger, type SliceOf, variable } from '../../core/settings'
 

@@ -1,7 +1,7 @@
 import { lookup } from 'node:dns/promises'
-import { canonicalHost, type EgressPolicy, isIpAddress, patternMatches } from '../../core/egress'
+import { canonicalHost, type EgressPolicy, isIpAddress, patternMatches } from '../../core/egress-policy'
 import type { Resolver } from '../../net/node-http'
-import { addressProblem, hostNameProblem, isAllowedHost } from '../../net/ssrf'
+import { addressProblem, hostNameProblem, isAllowedHost } from '../../net/outbound-guard'
 
 /**
  * Decides one connection the sandbox asks for: the policy's host lists first (by the name the command

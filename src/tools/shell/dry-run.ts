@@ -1,10 +1,10 @@
 import { z } from 'zod'
-import type { EgressText } from '../../core/egress'
+import type { EgressText } from '../../core/egress-policy'
 import { ToolError } from '../../core/errors'
 import { normalizeWorkspacePath } from '../../core/paths'
 import { checkCommand } from '../../sandbox/policy/policy'
 import type { DryRunContext } from '../tool'
-import { describeEgress, egressLayers } from './egress'
+import { describeEgress, egressLayers } from './egress-layers'
 
 // execute_command's dry run: every check the call makes before it starts the sandbox, and what it
 // would start with, without copying or running anything.

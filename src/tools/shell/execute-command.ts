@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { egressTextSchema } from '../../core/egress'
+import { egressTextSchema } from '../../core/egress-policy'
 import { ToolError } from '../../core/errors'
 import { normalizeWorkspacePath } from '../../core/paths'
 import { isImageReference } from '../../sandbox/executors/container-image'
@@ -7,7 +7,7 @@ import { checkCommand } from '../../sandbox/policy/policy'
 import type { ShellService } from '../../sandbox/shell-service'
 import { defineTool } from '../tool'
 import { CommandPreview, executeCommandDryRun } from './dry-run'
-import { EgressResult, egressLayers, egressOutcome } from './egress'
+import { EgressResult, egressLayers, egressOutcome } from './egress-layers'
 import { fitTexts } from './fit'
 
 const FileChange = z.object({

@@ -1,7 +1,7 @@
-import { ToolError } from '../core/errors'
-import { parseManifest, parseManifestText, type SourceDefinition, type TenantSourceKind } from '../sources/manifest'
-import type { SourceLoadContext, SourceOwner } from '../sources/types'
-import { createHostedSource, type HostedSource } from './source-entry'
+import { ToolError } from '../../core/errors'
+import { parseManifest, parseManifestText, type SourceDefinition, type TenantSourceKind } from '../manifest'
+import type { SourceLoadContext, SourceOwner } from '../types'
+import { createHostedSource, type HostedSource } from './hosted-source'
 
 /** A manifest as a feed or a storage prefix holds it. */
 export interface ManifestFile {

@@ -1,10 +1,10 @@
 import { createServer, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
-import { silentLogger } from '../core/logger'
-import { createFetchHttpClient } from '../net/fetch-http'
-import { createMemoryStorage } from '../storage/memory'
-import type { ObjectStore } from '../storage/store'
+import { silentLogger } from '../../core/logger'
+import { createFetchHttpClient } from '../../net/fetch-http'
+import { createMemoryStorage } from '../../storage/memory'
+import type { ObjectStore } from '../../storage/store'
 import { createSourceHost, type SourceHost } from './source-host'
 
 /** An OpenAPI upstream that refuses (drops the connection) or hangs (holds every request) until released. */

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto'
 import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises'
 import { join } from 'node:path'
-import type { EgressPolicy } from '../../core/egress'
+import type { EgressPolicy } from '../../core/egress-policy'
 import type { Resolver } from '../../net/node-http'
 import type { NoteChannel } from '../executors/sandbox'
 import type { EgressReport } from './ledger'
-import { openEgressSession } from './proxy'
+import { openEgressSession } from './sandbox-proxy'
 import type { EgressLimits } from './settings'
 import type { EgressLayer } from './target'
 

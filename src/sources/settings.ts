@@ -1,9 +1,9 @@
 import { z } from 'zod'
 import { commaList, defineSettings, positiveInteger, type SliceOf, variable } from '../core/settings'
-import { type TenantSourceKind, tenantSourceKinds } from '../sources/manifest'
 import { type CompatPackName, compatPackNames } from './compat/packs'
+import { type TenantSourceKind, tenantSourceKinds } from './manifest'
 
-export const registrySettings = defineSettings({
+export const sourceSettings = defineSettings({
   title: 'Tools and sources',
   description:
     "The catalog is the built-in tools plus the tools of sources: manifests the operator puts in a folder or in storage (`sources/operator/`), compat packs, and each tenant's own (`PUT /v1/sources/{id}` with an admin key). Changes apply without a restart (docs/sources.md).",
@@ -72,4 +72,4 @@ export const registrySettings = defineSettings({
   },
 })
 
-export type RegistrySettings = SliceOf<typeof registrySettings>
+export type RegistrySettings = SliceOf<typeof sourceSettings>

@@ -1,6 +1,6 @@
-import { ToolError } from '../core/errors'
-import type { HttpClient } from '../net/http'
-import type { SourceManifest } from '../sources/manifest'
+import { ToolError } from '../../core/errors'
+import type { HttpClient } from '../../net/http'
+import type { SourceManifest } from '../manifest'
 
 /**
  * A tenant's source may only name upstreams the outbound address rules allow (public addresses, or

@@ -1,5 +1,5 @@
+import type { SourceStore } from './manifest-store'
 import type { SourceSet, Wanted } from './source-set'
-import type { SourceStore } from './source-store'
 
 /**
  * A source set kept in step with a storage prefix (a tenant's sources, the operator's in the bucket):

@@ -7,16 +7,16 @@ import type { Duplex } from 'node:stream'
  * The address check of the outbound client, answering the address it allowed (http_fetch's rules:
  * public addresses, and the exact host:ports the operator opened). Throws for a refused target.
  */
-export type EgressResolver = (url: string) => Promise<{ address: string; family: 4 | 6 }>
+export type AddressResolver = (url: string) => Promise<{ address: string; family: 4 | 6 }>
 
-export interface EgressProxyOptions {
+export interface BrowserProxyOptions {
   /** Unset: every connection is refused (a browser that must reach nothing). */
-  resolve: EgressResolver | undefined
+  resolve: AddressResolver | undefined
   /** Told of every refused target ("host:port" or a URL), for the log and the browser's reports. */
   onRefused?: (target: string, error: unknown) => void
 }
 
-export interface EgressProxy {
+export interface BrowserProxy {
   port: number
   /** The Chromium flags that send every connection of the browser through this proxy. */
   chromiumArgs: string[]
@@ -52,7 +52,7 @@ function forwardable(raw: string[]): string[] {
  * connects to the very address that was checked, so DNS rebinding cannot move it. Request interception
  * in the pages sees only what CDP shows it; this sees every socket.
  */
-export async function startEgressProxy(options: EgressProxyOptions): Promise<EgressProxy> {
+export async function startBrowserProxy(options: BrowserProxyOptions): Promise<BrowserProxy> {
   const sockets = new Set<Duplex>()
   const track = (socket: Duplex) => {
     sockets.add(socket)

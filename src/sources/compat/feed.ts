@@ -1,4 +1,4 @@
-import type { FeedFile } from '../source-host'
+import type { FeedFile } from '../host/source-host'
 import { type CompatPackName, compatPacks } from './packs'
 
 /** The packs TOOLPORT_COMPAT_PACKS names, as the files of the operator feed "compat". */

@@ -1,6 +1,6 @@
-import type { SourceState, SourceStatus } from '../sources/types'
-import type { Tool } from '../tools/tool'
-import type { HostedSource } from './source-entry'
+import type { Tool } from '../../tools/tool'
+import type { SourceState, SourceStatus } from '../types'
+import type { HostedSource } from './hosted-source'
 
 /** A tenant's source tools, ready to list and call, and what the catalog knows of tools that are gone. */
 export interface TenantSources {

@@ -8,7 +8,7 @@ import {
   parseEgress,
   parseEgressEntry,
   patternMatches,
-} from './egress'
+} from './egress-policy'
 import { egressPresets } from './egress-presets'
 
 const allow = (...entries: string[]): EgressPolicy => {

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { type EgressPolicy, type EgressText, egressBeyond, formatEgress, parseEgress } from '../../core/egress'
+import { type EgressPolicy, type EgressText, egressBeyond, formatEgress, parseEgress } from '../../core/egress-policy'
 import { ToolError } from '../../core/errors'
 import type { EgressLayer } from '../../sandbox/egress/target'
 import type { ShellService } from '../../sandbox/shell-service'

@@ -1,8 +1,8 @@
-import type { Logger } from '../core/logger'
-import { kindFor } from '../sources/kinds/all-kinds'
-import type { SourceDefinition } from '../sources/manifest'
-import type { LoadedSource, SourceLoadContext, SourceOwner, SourceState, SourceStatus } from '../sources/types'
-import type { Tool } from '../tools/tool'
+import type { Logger } from '../../core/logger'
+import type { Tool } from '../../tools/tool'
+import { kindFor } from '../kinds/all-kinds'
+import type { SourceDefinition } from '../manifest'
+import type { LoadedSource, SourceLoadContext, SourceOwner, SourceState, SourceStatus } from '../types'
 
 /** How long a source may take to load (connect, list, fetch a document) before it is in error. */
 export const loadTimeoutMs = 20_000

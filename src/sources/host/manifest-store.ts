@@ -1,4 +1,4 @@
-import type { ObjectStore } from '../storage/store'
+import type { ObjectStore } from '../../storage/store'
 
 /** One manifest file as storage holds it. */
 export interface StoredManifest {

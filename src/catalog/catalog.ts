@@ -1,9 +1,9 @@
 import { mayCall, type Principal } from '../auth/principal'
 import { ToolError } from '../core/errors'
+import type { SourceHost, TenantSources } from '../sources/host/source-host'
 import type { Tool } from '../tools/tool'
 import { inputSchemaOf } from '../tools/tool-schemas'
 import { type CatalogEntry, catalogEntry, catalogRevision } from './entry'
-import type { SourceHost, TenantSources } from './source-host'
 
 /** The tools one principal sees, with their catalog entries and the revision they add up to. */
 export interface Catalog {
