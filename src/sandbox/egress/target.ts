@@ -6,7 +6,7 @@ import { addressProblem, hostNameProblem, isAllowedHost } from '../../net/outbou
 /**
  * Decides one connection the sandbox asks for: the policy's host lists first (by the name the command
  * gave, so a refused name is never even resolved), then the address rules of every outbound request
- * (net/ssrf.ts) on each address the name resolves to. The proxy connects to the address checked here,
+ * (net/outbound-guard.ts) on each address the name resolves to. The proxy connects to the address checked here,
  * so a name that resolves differently a moment later (DNS rebinding) cannot pass. Host:ports of
  * TOOLPORT_FETCH_ALLOW_HOSTS are the one exception to the address rules, as for http_fetch.
  */
