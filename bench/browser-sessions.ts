@@ -50,7 +50,7 @@ const config = loadConfig(
   { toolNames },
 )
 const { services } = await createNodeServices(config, {}, silentLogger, { shell: false })
-const app = createApp({ config, storage: createMemoryStorage(), log: silentLogger, services })
+const { app } = createApp({ config, storage: createMemoryStorage(), log: silentLogger, services })
 
 // biome-ignore lint/suspicious/noExplicitAny: tool results are read field by field
 async function tool(name: string, body: unknown): Promise<any> {

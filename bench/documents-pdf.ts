@@ -135,7 +135,7 @@ const config = loadConfig(
   { toolNames },
 )
 const { services } = await createNodeServices(config, {}, silentLogger, { shell: false })
-const app = createApp({ config, storage: createMemoryStorage(), log: silentLogger, services })
+const { app } = createApp({ config, storage: createMemoryStorage(), log: silentLogger, services })
 // Each call its own file, as real calls are (the default output name is unique): four concurrent writes
 // of one path take turns on its write lock, which would measure lock waits, not per-PDF overhead.
 let written = 0

@@ -2,10 +2,11 @@ import { OpenAPIHono } from '@hono/zod-openapi'
 import { createApprovalStore } from './approvals/store'
 import { createAuthenticator, requiredApprovals } from './auth/authenticator'
 import { type Caller, createCaller } from './caller/caller'
-import { createRegistry } from './catalog/catalog'
+import { createCatalog } from './catalog/catalog'
 import type { Config } from './config/config'
 import type { Logger } from './core/logger'
 import type { Metrics } from './core/metrics'
+import { validationError } from './core/validation'
 import { createFileLinks } from './downloads/links'
 import { createLinkSigner, randomSecret } from './downloads/signing'
 import type { AppEnv } from './http/env'
@@ -15,7 +16,7 @@ import { type Lifecycle, refuseWhileDraining } from './http/middleware/drain'
 import { linkOrigin } from './http/middleware/link-origin'
 import { rateLimitMiddleware } from './http/middleware/rate-limit'
 import { requestContext } from './http/middleware/request-context'
-import { handleError, validationError } from './http/problem'
+import { handleError } from './http/problem'
 import { registerApprovalRoutes } from './http/routes/approvals'
 import { registerCatalogRoute } from './http/routes/catalog'
 import { registerContextRoute } from './http/routes/context'
@@ -30,7 +31,6 @@ import { registerOpenApiRoute } from './http/routes/openapi'
 import { registerSourceManifestSchemaRoute } from './http/routes/source-schema'
 import { registerSourceRoutes } from './http/routes/sources'
 import { registerToolRoutes } from './http/routes/tools'
-import { jobAccess } from './jobs/access'
 import type { JobDispatch } from './jobs/runner'
 import type { HttpClient } from './net/http'
 import { compatFeed } from './sources/compat/feed'
@@ -83,20 +83,19 @@ export interface SourceRuntime {
   environment?: Readonly<Record<string, string | undefined>>
 }
 
-/** The app and its caller (whose job runner a runtime may drive itself, as Lambda's job invocations do). */
-export interface BuiltApp {
+/**
+ * The app and what a runtime drives besides requests: the caller (whose job runner Lambda's job
+ * invocations run) and the live sources (the runtime feeds its folder in and closes them at exit).
+ */
+export interface App {
   app: OpenAPIHono<AppEnv>
   caller: Caller
-  /** The live sources (undefined with sources off); the runtime feeds its folder in and closes it at exit. */
+  /** Undefined with sources off. */
   sources: SourceHost | undefined
 }
 
-/** The portable Hono app: every runtime builds its deps and hands requests to this. No module state. */
-export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
-  return buildApp(deps).app
-}
-
-export function buildApp(deps: AppDeps): BuiltApp {
+/** The portable Hono app: every runtime builds its deps and hands requests to it. No module state. */
+export function createApp(deps: AppDeps): App {
   const { config, storage, log } = deps
   const builtins = withShellDefaults(deps.tools ?? selectTools(config.sources.enabled), {
     defaultTimeoutSeconds: config.sandbox.defaultTimeoutSeconds,
@@ -112,7 +111,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
   const signingSecret = config.downloads.signingSecret ?? randomSecret()
   const signer = createLinkSigner(signingSecret)
   const quotaBytes = config.workspace.tenantQuotaBytes
-  const services: ToolServices = {
+  const services: Omit<ToolServices, 'jobs'> = {
     ...noServices,
     ...deps.services,
     links:
@@ -127,9 +126,9 @@ export function buildApp(deps: AppDeps): BuiltApp {
     quota: deps.services?.quota ?? (quotaBytes ? createTenantQuota({ limitBytes: quotaBytes }) : undefined),
   }
   const sources = deps.sources === false ? undefined : createAppSources(deps, builtins, services)
-  const registry = createRegistry(builtins, sources)
+  const catalog = createCatalog(builtins, sources)
   const caller = createCaller({
-    registry,
+    catalog,
     storage,
     settings: config.calls,
     services,
@@ -149,9 +148,6 @@ export function buildApp(deps: AppDeps): BuiltApp {
     },
   })
 
-  // The job tools reach the jobs through the services, which exist before the caller that owns the runner.
-  const jobs = jobAccess(caller.jobs)
-  services.jobs = jobs
   const app = new OpenAPIHono<AppEnv>({
     defaultHook: (result) => {
       if (!result.success) throw validationError(result.error, result.target === 'query' ? 'query parameter' : 'input')
@@ -186,7 +182,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
   }
 
   if (deps.metrics) registerMetricsRoute(app, deps.metrics, authenticator)
-  registerJobRoutes(app, jobs)
+  registerJobRoutes(app, caller.jobAccess)
   registerFileRoutes(app, storage, signer)
   registerToolRoutes(app, {
     caller,
@@ -197,31 +193,31 @@ export function buildApp(deps: AppDeps): BuiltApp {
   registerApprovalRoutes(app, caller)
   registerSourceRoutes(app, sources)
   registerSourceManifestSchemaRoute(app)
-  registerCatalogRoute(app, registry)
+  registerCatalogRoute(app, catalog)
   registerMcpRoute(app, {
     caller,
-    jobs,
+    catalog,
     log,
     version: serviceVersion,
     maxBodyBytes: config.calls.maxBodyBytes,
     publicUrl: config.http.publicUrl,
   })
   registerContextRoute(app, {
-    registry,
+    catalog,
     storage,
     limits: { maxFileBytes: config.calls.maxFileBytes, maxResponseChars: config.calls.maxResponseChars },
     services,
   })
-  registerOpenApiRoute(app, { registry, authenticator, publicUrl: config.http.publicUrl, version: serviceVersion })
+  registerOpenApiRoute(app, { catalog, authenticator, publicUrl: config.http.publicUrl, version: serviceVersion })
   registerDocsRoutes(app, deps.docsAssets)
   registerHealthRoutes(app, storage, {
     shell: services.shell,
     shellProblem: deps.shellProblem,
-    shellEnabled: registry.builtin('execute_command') !== undefined,
+    shellEnabled: catalog.builtin('execute_command') !== undefined,
     shellRequired: config.sandbox.executor === 'bwrap' || config.sandbox.executor === 'process',
     browser: services.browser,
   })
-  registerFallbacks(app, registry)
+  registerFallbacks(app, catalog)
   app.onError((error, context) => handleError(error, context, log))
   return { app, caller, sources }
 }
@@ -242,7 +238,7 @@ function warnUnapprovable(config: Config, log: Logger): void {
   })
 }
 
-function createAppSources(deps: AppDeps, builtins: readonly Tool[], services: ToolServices): SourceHost {
+function createAppSources(deps: AppDeps, builtins: readonly Tool[], services: Omit<ToolServices, 'jobs'>): SourceHost {
   const { config } = deps
   const runtime = deps.sources || {}
   const host = createSourceHost({

@@ -1,10 +1,8 @@
 import { type ApprovalRecord, type ApprovalStore, newApprovalId } from '../approvals/store'
-import { storedFormOf, storedPrincipal } from '../auth/principal'
+import { type Principal, storedFormOf, storedPrincipal } from '../auth/principal'
 import { ToolError } from '../core/errors'
-import type { ObjectStore } from '../storage/store'
-import type { ToolServices } from '../tools/services'
-import { type Tool, type ToolLimits, titleOfCall } from '../tools/tool'
-import { createWorkspace } from '../workspace/workspace'
+import type { HttpClient } from '../net/http'
+import { type DryRunContext, type ServiceName, type Tool, type ToolLimits, titleOfCall } from '../tools/tool'
 import { type ApprovalCard, cardOf, notifyApprovers } from './approval-card'
 import type { Call } from './call'
 import { type FittedPreview, fitPreview } from './preview'
@@ -23,14 +21,27 @@ export interface PendingApproval {
   approve_url: string
 }
 
-/** What the gate answers instead of running a call. */
-export type Admission = ({ kind: 'dry_run' } & FittedPreview) | { kind: 'pending_approval'; pending: PendingApproval }
+/** What the gate answers: run the call, or an answer instead of running it. */
+export type GateAnswer =
+  | { kind: 'run' }
+  | ({ kind: 'dry_run' } & FittedPreview)
+  | { kind: 'pending_approval'; pending: PendingApproval }
+
+/**
+ * Whether this key's calls of the tool wait for an approver: its policy names the tool's effect. The
+ * one place that decides it (prepare asks it for each call; MCP's tools/list to say so).
+ */
+export function needsApproval(principal: Principal, tool: Pick<Tool, 'effect'>): boolean {
+  return principal.requireApproval.has(tool.effect)
+}
 
 export interface ApprovalGateDeps {
   store: ApprovalStore
-  storage: ObjectStore
   limits: ToolLimits
-  services: ToolServices
+  /** The context a call's dry run runs with: its workspace, its key, its tool's services. */
+  dryRunContext(call: Call): DryRunContext<ServiceName>
+  /** The outbound client the approvers' webhook is posted with; unset: no webhook. */
+  http: HttpClient | undefined
   ttlSeconds: number
   /** TOOLPORT_PUBLIC_URL when set; otherwise approve_url points at the request's origin. */
   publicUrl: string | undefined
@@ -40,25 +51,25 @@ export interface ApprovalGateDeps {
 }
 
 /** A decided approval: the call to run (approve), or nothing to run (reject). */
-export type Decision = { kind: 'rejected' } | { kind: 'approved'; record: ApprovalRecord; principal: Call['principal'] }
+export type Decision = { kind: 'rejected' } | { kind: 'approved'; record: ApprovalRecord; principal: Principal }
 
 export interface ApprovalGate {
   /**
    * Runs before a call: ?dry_run=true answers the preview; a call the key must have approved is stored
    * and answered pending — after its dry run, so a refusal known up front (missing file, bad path,
    * old_text not found, a denied program, a blocked address, a size limit) is answered at once instead
-   * of costing someone a decision, and a call that would change nothing just runs. Undefined: run it.
+   * of costing someone a decision, and a call that would change nothing just runs.
    */
-  admit(call: Call, options: { dryRun: boolean }): Promise<Admission | undefined>
+  admit(call: Call, options: { dryRun: boolean }): Promise<GateAnswer>
   /** Takes a pending call out of the store (once: a second decision finds nothing) and decides it. */
-  decide(principal: Call['principal'], id: string, decision: 'approve' | 'reject'): Promise<Decision>
+  decide(principal: Principal, id: string, decision: 'approve' | 'reject'): Promise<Decision>
   /** The approver's inbox: the tenant's pending calls, newest first. */
   list(
-    principal: Call['principal'],
+    principal: Principal,
     options: { limit: number; cursor?: string | undefined; origin: string | undefined },
   ): Promise<{ approvals: ApprovalCard[]; next_cursor?: string }>
   /** One pending call's card, for an approver of its tenant. */
-  show(principal: Call['principal'], id: string, origin: string | undefined): Promise<ApprovalCard>
+  show(principal: Principal, id: string, origin: string | undefined): Promise<ApprovalCard>
 }
 
 export function approvalNotFound(
@@ -87,9 +98,9 @@ export function createApprovalGate(deps: ApprovalGateDeps): ApprovalGate {
   const originOf = (origin: string | undefined) => deps.publicUrl ?? origin ?? ''
   return {
     async admit(call, options) {
-      const { tool, principal } = call
-      const needsApproval = principal.requireApproval.has(tool.effect)
-      if (!options.dryRun && !needsApproval) return undefined
+      const { principal } = call
+      const { tool } = call.entry
+      if (!options.dryRun && !call.needsApproval) return { kind: 'run' }
       if (options.dryRun && !tool.dryRun) {
         throw new ToolError('validation', `${tool.name} has no dry run.`, {
           hint: 'dry_run=true is for tools that change or reach something: a read changes nothing, so call it without dry_run.',
@@ -98,19 +109,19 @@ export function createApprovalGate(deps: ApprovalGateDeps): ApprovalGate {
       }
       const title = titleOfCall(tool, call.input)
       // Every check that does not depend on the decision runs here; the call runs them all again.
-      const preview = await previewOf(tool, call, deps, title)
+      const preview = tool.dryRun
+        ? await tool.dryRun(call.input, deps.dryRunContext(call))
+        : { title, input: call.input }
       const fitted = fitPreview(preview, deps.limits.maxResponseChars)
       if (options.dryRun) return { kind: 'dry_run', ...fitted }
-      if (tool.changesNothing?.(preview)) {
-        call.admitted = true
-        return undefined
-      }
+      // Nothing to decide: such a call runs without asking anyone.
+      if (tool.changesNothing?.(preview)) return { kind: 'run' }
       const created = now()
       const record: ApprovalRecord = {
         id: newApprovalId(created),
         tenant: principal.tenant,
         principal: storedFormOf(principal),
-        tool: tool.name,
+        tool: call.entry.name,
         effect: tool.effect,
         workspace: call.workspaceId,
         input: call.input,
@@ -121,16 +132,14 @@ export function createApprovalGate(deps: ApprovalGateDeps): ApprovalGate {
       }
       await deps.store.save(record)
       const origin = originOf(call.origin)
-      if (deps.webhook && deps.services.http) {
-        notifyApprovers(deps.services.http, deps.webhook, cardOf(record, origin))
-      }
+      if (deps.webhook && deps.http) notifyApprovers(deps.http, deps.webhook, cardOf(record, origin))
       return {
         kind: 'pending_approval',
         pending: {
           status: 'pending_approval',
           approval_id: record.id,
           title,
-          tool: tool.name,
+          tool: call.entry.name,
           ...fitted,
           expires_at: record.expires_at,
           approve_url: approvalUrl(origin, record.id),
@@ -176,19 +185,4 @@ export function createApprovalGate(deps: ApprovalGateDeps): ApprovalGate {
       return cardOf(record, originOf(origin))
     },
   }
-}
-
-/** The tool's own dry run where it has one; otherwise what an approver must judge: the title and input. */
-async function previewOf(tool: Tool, call: Call, deps: ApprovalGateDeps, title: string): Promise<unknown> {
-  if (!tool.dryRun) return { title, input: call.input }
-  const workspace = createWorkspace(deps.storage, call.principal.tenant, call.workspaceId, {
-    quota: deps.services.quota,
-  })
-  return tool.dryRun(call.input as never, {
-    ...deps.services,
-    workspace,
-    limits: deps.limits,
-    keyEgress: call.principal.egress,
-    principal: call.principal,
-  })
 }

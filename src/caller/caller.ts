@@ -1,24 +1,44 @@
 import type { ApprovalStore } from '../approvals/store'
-import type { Principal } from '../auth/principal'
-import { storedFormOf, storedPrincipal } from '../auth/principal'
-import type { ToolRegistry } from '../catalog/catalog'
+import {
+  assertToolAllowed,
+  type Principal,
+  type StoredPrincipal,
+  storedFormOf,
+  storedPrincipal,
+} from '../auth/principal'
+import type { Catalog } from '../catalog/catalog'
+import type { CatalogEntry } from '../catalog/entry'
+import { ToolError } from '../core/errors'
 import type { Logger } from '../core/logger'
+import { type JobAccess, jobAccess } from '../jobs/access'
 import type { JobRunner, JobSpec } from '../jobs/runner'
 import type { JobRecord } from '../jobs/types'
 import type { ObjectStore } from '../storage/store'
 import type { ToolServices } from '../tools/services'
-import type { ToolLimits } from '../tools/tool'
-import { type Admission, type ApprovalGate, approvalNotFound, createApprovalGate } from './approvals'
-import type { Call } from './call'
-import { invokeTool } from './invoke'
+import type { ToolEvent, ToolLimits } from '../tools/tool'
+import { createWorkspace } from '../workspace/workspace'
+import {
+  type ApprovalGate,
+  approvalNotFound,
+  createApprovalGate,
+  type GateAnswer,
+  needsApproval,
+  type PendingApproval,
+} from './approvals'
+import type { AdmittedCall, Call, CallRequest, Disconnect, RunOptions } from './call'
+import { disconnectOf } from './call'
+import { runWithDeadline } from './deadline'
+import { parseInput } from './input'
 import { type CallJobsDeps, createCallJobs } from './jobs'
 import type { CallSettings } from './settings'
+import { type ContextParts, servicePicker, ToolCallContext } from './tool-context'
 
 export interface CallerDeps {
-  registry: ToolRegistry
+  catalog: Catalog
   storage: ObjectStore
   settings: CallSettings
-  services: ToolServices
+  /** What the deployment lends its tools; each tool gets the ones it declares. The jobs are the caller's own. */
+  services: Omit<ToolServices, 'jobs'>
   log: Logger
   approvals: {
     store: ApprovalStore
@@ -26,107 +46,193 @@ export interface CallerDeps {
     publicUrl: string | undefined
     webhook?: { url: string; secret: string | Uint8Array } | undefined
   }
-  jobs: Omit<CallJobsDeps, 'execute' | 'storage' | 'log'>
+  jobs: Omit<CallJobsDeps, 'run' | 'storage' | 'log'>
 }
+
+/** What admit answers: the admitted call to run, or an answer instead of running it. */
+export type Admission = Exclude<GateAnswer, { kind: 'run' }> | { kind: 'run'; call: AdmittedCall }
 
 export type RunOutcome = { output: unknown } | { job: JobRecord }
 
 export type DecisionOutcome = { rejected: true } | { output: unknown; tool: string }
 
+export type { PendingApproval }
+
 /**
- * The one call path. Every transport (REST JSON and SSE, MCP, jobs, approvals) hands the caller a
- * Call; the caller owns what a call runs with: the workspace of the principal's tenant, the limits,
- * the deadline (synchronous calls get TOOLPORT_CALL_TIMEOUT_SECONDS unless the tool sets its own; jobs
- * only the tool's), the approval gate, and the hand-off to a job.
+ * The one call path. Every transport (REST JSON and SSE, MCP, jobs, approvals) decodes its request
+ * into prepare's arguments and encodes what run answers; the caller does everything between, once:
+ * finds the tool in the tenant's catalog, checks the key's scope, parses the input, decides whether
+ * an approver must see the call (admit), and runs it with its workspace, limits, deadline, the
+ * services its tool declares and the hand-off to a job.
  */
 export interface Caller {
-  readonly registry: ToolRegistry
-  readonly jobs: JobRunner
-  /** ?dry_run=true and keys that need approval: an answer instead of running the call; undefined: run it. */
-  admit(call: Call, options: { dryRun: boolean }): Promise<Admission | undefined>
-  /** Runs the call now (SSE, MCP, approved calls): permission, workspace, deadline, output check. */
-  invoke(call: Call): Promise<unknown>
   /**
-   * Runs the call as REST JSON does: as a job when asked (`async`), otherwise now — and if it outlasts
-   * the synchronous limit it goes on as a job, the answer being that job. A disconnect cancels the call
-   * only while it is still synchronous.
+   * Finds the tool, checks the key may call it, reads and parses the input (the nulls strict platforms
+   * send for unset optional fields dropped, then the tool's own schema), and decides whether the key's
+   * policy gates it. Throws not_found, permission_denied or validation.
    */
-  run(call: Call, options: { async: boolean; callbackUrl: string | null }): Promise<RunOutcome>
+  prepare(request: CallRequest): Promise<Call>
+  /**
+   * ?dry_run=true answers the call's preview; a call the key's policy gates is stored for an approver
+   * and answered pending (unless its dry run shows it changes nothing); any other call is admitted.
+   */
+  admit(call: Call, options?: { dryRun?: boolean }): Promise<Admission>
+  /** Runs an admitted call as the transport asks (RunOptions.mode): its output, or the job it became. */
+  run(call: AdmittedCall, options?: RunOptions): Promise<RunOutcome>
   /** Decides a pending approval; approve runs the stored call once, as the key that asked. */
   decide(
     principal: Principal,
     id: string,
     decision: 'approve' | 'reject',
-    request: Pick<Call, 'origin' | 'signal'>,
+    request: { origin: string | undefined; disconnect: Disconnect | undefined },
   ): Promise<DecisionOutcome>
+  /** Whether this key's calls of the tool wait for an approver (MCP's tools/list says so). */
+  needsApproval(principal: Principal, entry: CatalogEntry): boolean
   /** The approver's inbox (GET /v1/approvals) and one card (GET /v1/approvals/{id}). */
   readonly approvals: Pick<ApprovalGate, 'list' | 'show'>
+  /** The jobs calls become (the runtime drives them: Lambda's job invocations, recovery at start). */
+  readonly jobs: JobRunner
+  /** The jobs as a key may see them: REST /v1/jobs, MCP tasks and the job tools alike. */
+  readonly jobAccess: JobAccess
+}
+
+/** A call as a job or an approval keeps it: enough to run it later, anywhere, as the key that asked. */
+interface StoredCall {
+  tenant: string
+  principal: StoredPrincipal
+  tool: string
+  workspace: string
+  input: unknown
+  origin: string | null | undefined
 }
 
 export function createCaller(deps: CallerDeps): Caller {
-  const { registry, storage, services, log, settings } = deps
+  const { catalog, storage, log, settings } = deps
   const limits: ToolLimits = { maxFileBytes: settings.maxFileBytes, maxResponseChars: settings.maxResponseChars }
+  // Synchronous calls get TOOLPORT_CALL_TIMEOUT_SECONDS unless the tool sets its own; jobs only the tool's.
   const syncLimits: ToolLimits = { ...limits, callTimeoutMs: settings.callTimeoutSeconds * 1000 }
   const syncTimeoutMs = settings.syncTimeoutSeconds * 1000
-
-  const invokeWith = (call: Call, callLimits: ToolLimits, own?: AbortController) =>
-    invokeTool({
-      tool: call.tool,
-      input: call.input,
-      principal: call.principal,
-      workspaceId: call.workspaceId,
-      storage,
-      limits: callLimits,
-      log,
-      services,
-      // With its own controller the call is aborted through that one: `call.signal` is then never read.
-      abort: own ?? call.signal,
-      ...(call.emit ? { emit: call.emit } : {}),
-      ...(call.origin ? { origin: call.origin } : {}),
-      ...(call.inlineImages ? { inlineImages: true } : {}),
-      ...(call.admitted ? { admitted: true } : {}),
-    })
+  // Calls admit made: run takes no other, so no transport can skip the approval gate.
+  const admitted = new WeakSet<Call>()
+  const admit = (call: Call) => {
+    admitted.add(call)
+    return call as AdmittedCall
+  }
 
   const jobs = createCallJobs({
     ...deps.jobs,
     storage,
     log,
     // A job runs without the synchronous deadline: only the tool's own (and the runtime's, on Lambda).
-    async execute(job, signal) {
-      // By name, as the catalog had it when the job was made: a tool gone since is a not_found failure.
-      const tool = await registry.resolve(job.tenant, job.tool)
-      return invokeWith(
-        {
-          tool,
-          input: job.input,
-          principal: storedPrincipal({ ...job.principal, tenant: job.tenant }),
-          workspaceId: job.workspace,
-          origin: job.origin ?? undefined,
-          signal,
-        },
-        limits,
-      )
+    async run(job, signal) {
+      const call = await restore({ ...job, principal: job.principal, origin: job.origin })
+      const controller = new AbortController()
+      const unsubscribe = disconnectOf(signal)((reason) => controller.abort(reason))
+      try {
+        return await execute(call, limits, controller, undefined)
+      } finally {
+        unsubscribe()
+      }
+    },
+  })
+  const access = jobAccess(jobs)
+  const pick = servicePicker({ ...deps.services, jobs: access })
+
+  function partsOf(call: Call, callLimits: ToolLimits, emit: ((event: ToolEvent) => void) | undefined): ContextParts {
+    const { principal } = call
+    return {
+      workspace: createWorkspace(storage, principal.tenant, call.workspaceId, { quota: deps.services.quota }),
+      limits: callLimits,
+      log,
+      emit,
+      origin: call.origin,
+      keyEgress: principal.egress,
+      principal,
+      inlineImages: call.inlineImages,
+    }
+  }
+
+  const gate = createApprovalGate({
+    ...deps.approvals,
+    limits: syncLimits,
+    http: deps.services.http,
+    dryRunContext: (call) => {
+      const { workspace, keyEgress, principal } = partsOf(call, syncLimits, undefined)
+      return { ...pick(call.entry.tool), workspace, limits: syncLimits, keyEgress, principal } as never
     },
   })
 
-  const gate = createApprovalGate({ ...deps.approvals, storage, limits: syncLimits, services })
+  /** The tool the key's tenant holds under this name (not_found), if the key may call it (permission_denied). */
+  async function allowedTool(principal: Principal, name: string): Promise<CatalogEntry> {
+    const entry = await catalog.resolve(principal.tenant, name)
+    assertToolAllowed(principal, entry)
+    return entry
+  }
 
-  const invoke = (call: Call) => invokeWith(call, syncLimits)
+  /** The stored call as the key that asked: found by name again (a tool gone since is not_found), its scope checked again. */
+  async function restore(stored: StoredCall): Promise<AdmittedCall> {
+    const principal = storedPrincipal({ ...stored.principal, tenant: stored.tenant })
+    const entry = await allowedTool(principal, stored.tool)
+    // Its input was parsed when the call was made; it needs no approval (it has one, or never needed one).
+    return admit({
+      entry,
+      input: stored.input,
+      principal,
+      workspaceId: stored.workspace,
+      origin: stored.origin ?? undefined,
+      inlineImages: false,
+      needsApproval: false,
+    })
+  }
 
-  async function run(call: Call, options: { async: boolean; callbackUrl: string | null }): Promise<RunOutcome> {
-    if (call.tool.runsInline) return { output: await invoke(call) }
-    if (options.async) return { job: await jobs.submit(jobSpec(call, options.callbackUrl)) }
-    if (syncTimeoutMs <= 0) return { output: await invoke(call) }
-    // The call's own signal: a disconnect cancels it only while it is still a synchronous call.
-    const controller = new AbortController()
-    let converted = false
-    const onDisconnect = () => {
-      if (!converted) controller.abort(new Error('client disconnected'))
+  /** Runs the tool with the call's own controller and deadline, and checks its output against its schema. */
+  async function execute(
+    call: Call,
+    callLimits: ToolLimits,
+    controller: AbortController,
+    emit: ((event: ToolEvent) => void) | undefined,
+  ): Promise<unknown> {
+    const { tool } = call.entry
+    // Typed for the services the tool declared (its `uses`), which are what pick gives it.
+    const context = new ToolCallContext(partsOf(call, callLimits, emit), pick(tool), controller) as never
+    const deadlineMs = tool.deadlineMs?.(call.input) ?? callLimits.callTimeoutMs
+    const output =
+      deadlineMs === undefined
+        ? await tool.run(call.input, context)
+        : await runWithDeadline(deadlineMs, controller, () => tool.run(call.input, context))
+    // No transport ever sends what the catalog does not promise.
+    const checked = tool.output.safeParse(output)
+    if (!checked.success) {
+      log.error('tool output does not match its schema', { tool: tool.name, issues: checked.error.issues })
+      throw new ToolError('internal', `${tool.name} produced an invalid result.`)
     }
-    const unsubscribe = call.onDisconnect ? call.onDisconnect(onDisconnect) : listen(call.signal, onDisconnect)
-    // The deadline aborts this controller itself: one controller per call, not one per layer.
+    return checked.data
+  }
+
+  async function run(call: AdmittedCall, options: RunOptions = {}): Promise<RunOutcome> {
+    if (!admitted.has(call)) {
+      throw new ToolError('permission_denied', `This key needs an approval to call ${call.entry.name}.`, {
+        hint: `Call POST /v1/tools/${call.entry.name}: it answers 202 pending_approval, and POST /v1/approvals/{id} runs the call.`,
+      })
+    }
+    const mode = call.entry.runsInline ? 'now' : (options.mode ?? 'sync')
+    if (mode === 'job') return { job: await jobs.submit(jobSpec(call, options.callbackUrl ?? null)) }
+    // The call's own controller: the deadline and a disconnect abort it, and nothing else does.
+    const controller = new AbortController()
+    let handedOver = false
+    const unsubscribe = options.disconnect?.((reason) => {
+      // A disconnect cancels the call only while it is still the client's, not once it went on as a job.
+      if (!handedOver) controller.abort(reason ?? new Error('client disconnected'))
+    })
     const startedAt = Date.now()
-    const work = invokeWith(call, syncLimits, controller)
+    const work = execute(call, syncLimits, controller, options.emit)
+    if (mode === 'now' || syncTimeoutMs <= 0) {
+      try {
+        return { output: await work }
+      } finally {
+        unsubscribe?.()
+      }
+    }
     let timer: ReturnType<typeof setTimeout> | undefined
     // Whichever comes first settles the one promise (no Promise.race and its promises per call).
     const outcome = await new Promise<{ output: unknown } | { error: unknown } | 'slow'>((resolve) => {
@@ -138,45 +244,55 @@ export function createCaller(deps: CallerDeps): Caller {
     })
     clearTimeout(timer)
     if (outcome === 'slow') {
-      converted = true
+      handedOver = true
       // The job began with the call, not when it was handed over: created_at and started_at say so.
-      return { job: await jobs.adopt(jobSpec(call, options.callbackUrl), work, controller, new Date(startedAt)) }
+      const spec = jobSpec(call, options.callbackUrl ?? null)
+      return { job: await jobs.adopt(spec, work, controller, new Date(startedAt)) }
     }
-    unsubscribe()
+    unsubscribe?.()
     if ('error' in outcome) throw outcome.error
     return outcome
   }
 
   return {
-    registry,
-    jobs,
-    admit: (call, options) => gate.admit(call, options),
-    approvals: { list: (principal, options) => gate.list(principal, options), show: (...args) => gate.show(...args) },
-    invoke,
+    async prepare(request) {
+      const { principal } = request
+      const entry = await allowedTool(principal, request.tool)
+      request.found?.(entry)
+      const input = parseInput(entry, await request.readInput(), catalog.inputSchema(entry))
+      return {
+        entry,
+        input,
+        principal,
+        workspaceId: request.workspaceId,
+        origin: request.origin,
+        inlineImages: request.inlineImages === true,
+        needsApproval: needsApproval(principal, entry.tool),
+      }
+    },
+    async admit(call, options = {}) {
+      const answer = await gate.admit(call, { dryRun: options.dryRun === true })
+      return answer.kind === 'run' ? { kind: 'run', call: admit(call) } : answer
+    },
     run,
     async decide(principal, id, decision, request) {
       const decided = await gate.decide(principal, id, decision)
       if (decided.kind === 'rejected') return { rejected: true }
       const { record } = decided
-      const tool = await registry.resolve(record.tenant, record.tool).catch(() => {
-        throw approvalNotFound(id, `The tool ${record.tool} is no longer in this tenant's catalog.`)
+      const call = await restore({ ...record, origin: request.origin }).catch((error: unknown) => {
+        if (error instanceof ToolError && error.code === 'not_found') {
+          throw approvalNotFound(id, `The tool ${record.tool} is no longer in this tenant's catalog.`)
+        }
+        throw error
       })
-      const output = await invoke({
-        tool,
-        input: record.input,
-        principal: decided.principal,
-        workspaceId: record.workspace,
-        ...request,
-      })
-      return { output, tool: tool.name }
+      const outcome = await run(call, { mode: 'now', disconnect: request.disconnect })
+      return { output: (outcome as { output: unknown }).output, tool: call.entry.name }
     },
+    needsApproval: (principal, entry) => needsApproval(principal, entry.tool),
+    approvals: { list: (principal, options) => gate.list(principal, options), show: (...args) => gate.show(...args) },
+    jobs,
+    jobAccess: access,
   }
-}
-
-/** Calls `listener` once when `signal` aborts; returns the unsubscribe. */
-function listen(signal: AbortSignal, listener: () => void): () => void {
-  signal.addEventListener('abort', listener, { once: true })
-  return () => signal.removeEventListener('abort', listener)
 }
 
 /** What a job keeps of a call: enough to run it later, anywhere, as the key that asked. */
@@ -184,7 +300,7 @@ function jobSpec(call: Call, callbackUrl: string | null): JobSpec {
   return {
     tenant: call.principal.tenant,
     principal: storedFormOf(call.principal),
-    tool: call.tool.name,
+    tool: call.entry.name,
     workspace: call.workspaceId,
     input: call.input,
     origin: call.origin ?? null,

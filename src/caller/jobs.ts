@@ -19,7 +19,7 @@ export interface CallJobsDeps {
   /** Origin of status_url in callbacks, for a job without a recorded origin: the public URL. */
   statusOrigin(job: JobRecord): string
   /** Runs a job's call; the signal aborts on cancel (or at a Lambda invocation's deadline). */
-  execute(job: JobRecord, signal: AbortSignal): Promise<unknown>
+  run(job: JobRecord, signal: AbortSignal): Promise<unknown>
   /**
    * Unset: jobs run in this process's queue. Set (Lambda): each job goes to its own invocation, which
    * calls runStored(); nothing is recovered at start, since a queued job belongs to its invocation.
@@ -38,7 +38,7 @@ export function createCallJobs(deps: CallJobsDeps): JobRunner {
     log,
     ...(deps.dispatch ? { dispatch: deps.dispatch } : {}),
     describeError: errorToProblem,
-    execute: deps.execute,
+    run: deps.run,
     // The delivery promise: runStored() waits for it (an invocation must not end before its webhook).
     async onFinished(job) {
       const http = deps.http

@@ -1,16 +1,36 @@
 import { mayCall, type Principal } from '../auth/principal'
 import { ToolError } from '../core/errors'
-import type { SourceHost, TenantSources } from '../sources/host/source-host'
 import type { Tool } from '../tools/tool'
-import { inputSchemaOf } from '../tools/tool-schemas'
-import { type CatalogEntry, catalogEntry, catalogRevision } from './entry'
+import { builtinEntries } from './builtins'
+import { type CatalogEntry, catalogRevision, inputSchemaOfEntry, listingOf, type ToolListing } from './entry'
 
-/** The tools one principal sees, with their catalog entries and the revision they add up to. */
-export interface Catalog {
+/** The tools one principal sees, with their listings and the revision they add up to. */
+export interface CatalogView {
   readonly revision: string
   /** The tools the principal may see and call, in catalog order: built-ins, operator sources, tenant sources. */
-  readonly tools: readonly Tool[]
   readonly entries: readonly CatalogEntry[]
+  readonly listings: readonly ToolListing[]
+}
+
+/** A tenant's source tools as the sources hold them (sources/host assembles them). */
+export interface TenantTools {
+  /** Tools of ready sources, operator first, each source's in its own order. */
+  readonly tools: readonly CatalogEntry[]
+  readonly byName: ReadonlyMap<string, CatalogEntry>
+  /** Built-ins whose input handling a compat pack extends, by name. */
+  readonly overrides: ReadonlyMap<string, CatalogEntry>
+  /** Names of tools whose source is not ready (loading, in error, in conflict), with why. */
+  readonly missing: ReadonlyMap<string, { source: string; status: string; reason: string }>
+}
+
+/** What the catalog needs of the sources: each tenant's tools, live. */
+export interface ToolSources {
+  /** Whether any operator source changes how a built-in reads its input (compat packs). */
+  readonly hasOverrides: boolean
+  /** True while a feed given at start is still being read: its overrides may not be known yet. */
+  readonly feedsPending: boolean
+  /** The operator's tools and the tenant's (only the operator's when tenant is undefined). */
+  forTenant(tenant: string | undefined): Promise<TenantTools>
 }
 
 /**
@@ -18,80 +38,78 @@ export interface Catalog {
  * Schemas are derived on first use, once per tool: a cold start that serves one call never pays for
  * the rest, and a source that changes only costs its own tools.
  */
-export interface ToolRegistry {
+export interface Catalog {
   /** The built-in tools this app enables, in catalog order. */
-  readonly builtins: readonly Tool[]
+  readonly builtins: readonly CatalogEntry[]
   /** A built-in by name, as the tenant-independent parts of the service (health, context) need. */
-  builtin(name: string): Tool | undefined
+  builtin(name: string): CatalogEntry | undefined
   /**
    * What a principal may see and call now. Without one (an anonymous read of /openapi.json on a
    * server with keys): the built-ins and the operator's sources, no tenant's.
    */
-  catalog(principal: Principal | undefined): Promise<Catalog>
+  view(principal: Principal | undefined): Promise<CatalogView>
   /**
    * The tool a tenant's catalog holds under `name` (the principal's scope is the caller's check). Throws
    * not_found, naming the source's status when a source tool is gone.
    */
-  resolve(tenant: string, name: string): Promise<Tool>
-  /** The catalog entry of a tool: id, name, effect, JSON Schemas and revision. */
-  entry(tool: Tool): CatalogEntry
+  resolve(tenant: string, name: string): Promise<CatalogEntry>
+  /** The listing of a tool: id, name, effect, JSON Schemas and revision. */
+  listing(entry: CatalogEntry): ToolListing
   /** The JSON Schema a caller's input must match (fields with defaults are optional). */
-  inputSchema(tool: Tool): Record<string, unknown>
-  /** The sources behind the catalog; undefined when the app serves built-ins only. */
-  readonly sources: SourceHost | undefined
+  inputSchema(entry: CatalogEntry): Record<string, unknown>
 }
 
-export function createRegistry(builtins: readonly Tool[], sources?: SourceHost): ToolRegistry {
-  const byName = new Map(builtins.map((tool) => [tool.name, tool]))
-  const entries = new WeakMap<Tool, CatalogEntry>()
-  const inputSchemas = new WeakMap<Tool, Record<string, unknown>>()
-  // Per principal (those of configured keys live as long as the app): the catalog, with the assembled
-  // sources it was built from. forTenant answers the same object until a change, so that is the test.
-  const catalogs = new WeakMap<Principal, { tenant: TenantSources | undefined; catalog: Catalog }>()
+export function createCatalog(tools: readonly Tool[], sources?: ToolSources): Catalog {
+  const builtins = builtinEntries(tools)
+  const byName = new Map(builtins.map((entry) => [entry.name, entry]))
+  const listings = new WeakMap<CatalogEntry, ToolListing>()
+  const inputSchemas = new WeakMap<CatalogEntry, Record<string, unknown>>()
+  // Per principal (those of configured keys live as long as the app): the view, with the tenant's tools
+  // it was built from. forTenant answers the same object until a change, so that is the test.
+  const views = new WeakMap<Principal, { tenant: TenantTools | undefined; view: CatalogView }>()
   const publicView = {} as Principal
 
-  function inputSchema(tool: Tool): Record<string, unknown> {
-    let schema = inputSchemas.get(tool)
+  function inputSchema(entry: CatalogEntry): Record<string, unknown> {
+    let schema = inputSchemas.get(entry)
     if (!schema) {
-      schema = inputSchemaOf(tool)
-      inputSchemas.set(tool, schema)
+      schema = inputSchemaOfEntry(entry)
+      inputSchemas.set(entry, schema)
     }
     return schema
   }
 
-  function entry(tool: Tool): CatalogEntry {
-    let found = entries.get(tool)
+  function listing(entry: CatalogEntry): ToolListing {
+    let found = listings.get(entry)
     if (!found) {
-      found = catalogEntry(tool, inputSchema(tool))
-      entries.set(tool, found)
+      found = listingOf(entry, inputSchema(entry))
+      listings.set(entry, found)
     }
     return found
   }
 
   /** Built-ins (with the operator's compat overrides), then every ready source's tools. */
-  function toolsOf(tenant: TenantSources | undefined): Tool[] {
+  function entriesOf(tenant: TenantTools | undefined): CatalogEntry[] {
     if (!tenant) return [...builtins]
-    const overridden = builtins.map((tool) => tenant.overrides.get(tool.name) ?? tool)
+    const overridden = builtins.map((entry) => tenant.overrides.get(entry.name) ?? entry)
     return [...overridden, ...tenant.tools]
   }
 
   return {
     builtins,
     builtin: (name) => byName.get(name),
-    sources,
-    entry,
+    listing,
     inputSchema,
-    async catalog(principal) {
+    async view(principal) {
       // Asked first in any case: it is what notices changes other instances made (cheap when it knows).
       const tenant = sources ? await sources.forTenant(principal?.tenant) : undefined
       const key = principal ?? publicView
-      const cached = catalogs.get(key)
-      if (cached && cached.tenant === tenant) return cached.catalog
-      const tools = toolsOf(tenant).filter((tool) => !principal || mayCall(principal, tool))
-      const listed = tools.map(entry)
-      const catalog: Catalog = { revision: catalogRevision(listed), tools, entries: listed }
-      catalogs.set(key, { tenant, catalog })
-      return catalog
+      const cached = views.get(key)
+      if (cached && cached.tenant === tenant) return cached.view
+      const entries = entriesOf(tenant).filter((entry) => !principal || mayCall(principal, entry))
+      const listed = entries.map(listing)
+      const view: CatalogView = { revision: catalogRevision(listed), entries, listings: listed }
+      views.set(key, { tenant, view })
+      return view
     },
     async resolve(tenant, name) {
       const builtin = byName.get(name)

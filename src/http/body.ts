@@ -1,6 +1,6 @@
 import type { Context } from 'hono'
 import { ToolError } from '../core/errors'
-import { echoed } from './problem'
+import { echoed } from '../core/validation'
 
 /**
  * The request body as text, which must be UTF-8: decoded leniently, a byte that is not (a Latin-1 é,

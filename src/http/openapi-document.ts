@@ -1,4 +1,5 @@
 import { OpenAPIHono } from '@hono/zod-openapi'
+import type { CatalogEntry } from '../catalog/entry'
 import type { Tool } from '../tools/tool'
 import { decideApproval, listApprovals, showApproval } from './routes/approvals'
 import { cancelJob, getJob } from './routes/jobs'
@@ -15,8 +16,8 @@ export interface DocumentOptions {
   version: string
   /** The source routes (/v1/sources) are shown to keys that may use them. */
   admin: boolean
-  /** The published JSON Schemas of a tool (source tools), as the registry holds them. */
-  schemasOf(tool: Tool): { input: Record<string, unknown>; output: Record<string, unknown> } | undefined
+  /** The published JSON Schemas of a tool (source tools), as the catalog holds them. */
+  schemasOf(entry: CatalogEntry): { input: Record<string, unknown>; output: Record<string, unknown> } | undefined
   /** Documents of built-in sets already generated (as JSON), by their tools and flags: kept by the caller. */
   generatedCache?: Map<string, string>
   /** Tools whose operation is another route's (set by buildOpenApiDocument). */
@@ -31,7 +32,7 @@ export interface DocumentOptions {
  * operation is a template of the same shape filled with its JSON Schemas, so a catalog of a thousand
  * source tools costs copies, not a thousand schema conversions.
  */
-export function buildOpenApiDocument(listed: readonly Tool[], options: DocumentOptions): OpenApiDocument {
+export function buildOpenApiDocument(listed: readonly CatalogEntry[], options: DocumentOptions): OpenApiDocument {
   return assembled(listed, options, filled)
 }
 
@@ -40,7 +41,7 @@ export function buildOpenApiDocument(listed: readonly Tool[], options: DocumentO
  * without building or serialising a thousand operation objects: each variant's operation is serialised
  * once with placeholders, and a source tool's operation is that text with its own values written in.
  */
-export function openApiDocumentText(listed: readonly Tool[], options: DocumentOptions): string {
+export function openApiDocumentText(listed: readonly CatalogEntry[], options: DocumentOptions): string {
   // Placeholders and markers carry a nonce, so no text of a tool's own can be taken for one.
   const nonce = crypto.randomUUID()
   const operations: string[] = []
@@ -71,21 +72,22 @@ type Operation = (
   output: Record<string, unknown>,
 ) => unknown
 
-function assembled(listed: readonly Tool[], options: DocumentOptions, operationOf: Operation): OpenApiDocument {
+function assembled(listed: readonly CatalogEntry[], options: DocumentOptions, operationOf: Operation): OpenApiDocument {
   // Tools the document describes by a REST route of their own (the job tools) have no POST operation.
-  const tools = listed.filter((tool) => !tool.describedBy)
-  const builtins = tools.filter((tool) => !options.schemasOf(tool))
+  const entries = listed.filter((entry) => !entry.describedBy)
+  const builtins = entries.filter((entry) => !options.schemasOf(entry)).map((entry) => entry.tool)
   const document = cachedGenerated(builtins, {
     ...options,
-    describedElsewhere: listed.filter((tool) => tool.describedBy),
+    describedElsewhere: listed.filter((entry) => entry.describedBy).map((entry) => entry.tool),
   })
-  const sourced = tools.filter((tool) => options.schemasOf(tool))
+  const sourced = entries.filter((entry) => options.schemasOf(entry))
   if (sourced.length === 0) return document
   const templates = new Map<string, Record<string, unknown>>()
   const paths: Record<string, unknown> = {}
   const schemas = (document.components?.schemas ?? {}) as Record<string, unknown>
-  for (const tool of sourced) {
-    const declared = options.schemasOf(tool) as { input: Record<string, unknown>; output: Record<string, unknown> }
+  for (const entry of sourced) {
+    const { tool } = entry
+    const declared = options.schemasOf(entry) as { input: Record<string, unknown>; output: Record<string, unknown> }
     const input = hoistDefinitions(declared.input, `${tool.name}_input`)
     const output = hoistDefinitions(declared.output, `${tool.name}_output`)
     for (const [name, schema] of [...input.components, ...output.components]) schemas[name] = schema

@@ -1,6 +1,6 @@
 import { closestName } from '../core/closest-name'
 import { ToolError } from '../core/errors'
-import { echoed, echoedNameChars } from './problem'
+import { echoed, echoedNameChars } from '../core/validation'
 
 /**
  * Refuses a query parameter the route does not take, or one given more than once. Dropped silently, a

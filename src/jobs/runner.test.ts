@@ -57,7 +57,7 @@ function runnerWith(
     concurrency: 1,
     queueLimit: 4,
     ttlSeconds: 3600,
-    execute: (_job, signal) => execute(signal),
+    run: (_job, signal) => execute(signal),
     describeError: (error) => ({ detail: String(error) }),
     onFinished: () => undefined,
     log,

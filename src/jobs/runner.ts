@@ -12,7 +12,7 @@ export interface JobRunnerOptions {
   queueLimit: number
   ttlSeconds: number
   /** Runs the job's tool; the signal aborts on cancel. */
-  execute(job: JobRecord, signal: AbortSignal): Promise<unknown>
+  run(job: JobRecord, signal: AbortSignal): Promise<unknown>
   /** Turns a failure into the problem document stored with the job. */
   describeError(error: unknown): Record<string, unknown>
   /** Called once a job has finished (webhooks). runStored() awaits what it returns; the local queue does not. */
@@ -90,7 +90,7 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
       void options.store
         .save(started)
         .then(
-          () => trackInProcess(started, options.execute(started, controller.signal)),
+          () => trackInProcess(started, options.run(started, controller.signal)),
           (error: unknown) => {
             // Still queued in storage: the next recover() (a restart) picks it up.
             unwatch(job.id)
@@ -195,7 +195,7 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
         return stored
       }
       const limit = runOptions.signal ? deadline(runOptions.signal, controller) : undefined
-      const work = options.execute(started, controller.signal)
+      const work = options.run(started, controller.signal)
       const finished = await track(started, limit ? Promise.race([work, limit.reached]) : work)
       limit?.clear()
       // A cancel that came from elsewhere was not notified there (see above); it is this invocation's.

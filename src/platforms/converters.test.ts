@@ -1,22 +1,24 @@
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { catalogEntry } from '../catalog/entry'
+import { builtinEntry, listingOf } from '../catalog/entry'
 import type { JsonSchema } from '../core/json-schema'
 import { defineTool } from '../tools/tool'
 import { toGeminiDeclaration } from './gemini'
 import { toOpenAiTool } from './openai'
 
 const synthetic = (input: z.ZodObject) =>
-  catalogEntry(
-    defineTool({
-      name: 'synthetic',
-      title: 'Synthetic',
-      description: 'A tool made up for this test.',
-      effect: 'read',
-      input,
-      output: z.object({}),
-      run: async () => ({}),
-    }),
+  listingOf(
+    builtinEntry(
+      defineTool({
+        name: 'synthetic',
+        title: 'Synthetic',
+        description: 'A tool made up for this test.',
+        effect: 'read',
+        input,
+        output: z.object({}),
+        run: async () => ({}),
+      }),
+    ),
   )
 
 describe('toOpenAiTool', () => {

@@ -1,4 +1,4 @@
-import type { CatalogEntry } from '../catalog/entry'
+import type { ToolListing } from '../catalog/entry'
 import { toAnthropicTool } from './anthropic'
 import { toGeminiDeclaration } from './gemini'
 import { toMcpTool } from './mcp'
@@ -16,7 +16,7 @@ export function isCatalogFormat(value: string): value is CatalogFormat {
  * its API call: OpenAI's `tools`, Claude's `tools`, Gemini's `tools[0].functionDeclarations`, MCP's
  * `tools/list` result.
  */
-export function formatCatalog(format: CatalogFormat, entries: readonly CatalogEntry[]): unknown[] {
+export function formatCatalog(format: CatalogFormat, entries: readonly ToolListing[]): unknown[] {
   switch (format) {
     case 'toolport':
       return [...entries]

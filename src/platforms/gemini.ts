@@ -1,4 +1,4 @@
-import type { CatalogEntry } from '../catalog/entry'
+import type { ToolListing } from '../catalog/entry'
 import {
   branchesOf,
   isSchema,
@@ -26,7 +26,7 @@ const formatsByType: Record<string, Set<string>> = {
 // Inlined references stop here, so a recursive schema still ends.
 const maxDepth = 12
 
-export function toGeminiDeclaration(entry: CatalogEntry): GeminiFunctionDeclaration {
+export function toGeminiDeclaration(entry: ToolListing): GeminiFunctionDeclaration {
   const parameters = convert(entry.input_schema, entry.input_schema, 0)
   const hasInputs = isSchema(parameters.properties) && Object.keys(parameters.properties).length > 0
   return { name: entry.name, description: entry.description, ...(hasInputs ? { parameters } : {}) }

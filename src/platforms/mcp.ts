@@ -1,4 +1,4 @@
-import type { CatalogEntry } from '../catalog/entry'
+import type { ToolListing } from '../catalog/entry'
 import type { Effect } from '../core/effects'
 import type { JsonSchema } from '../core/json-schema'
 
@@ -38,7 +38,7 @@ export function annotationsFor(
   }
 }
 
-export function toMcpTool(entry: CatalogEntry): McpTool {
+export function toMcpTool(entry: ToolListing): McpTool {
   return {
     name: entry.name,
     title: entry.title,

@@ -15,39 +15,42 @@ import {
  * `null` for every optional field it does not use. This deletes those nulls, in place and at any
  * depth, so the tool's own schema sees "absent" and applies its defaults. A null is kept where the
  * schema accepts null (a legitimately nullable field) or the field is required, so the tool's
- * validation still names the field when a required value is missing.
+ * validation still names the field when a required value is missing. A value that holds no null at
+ * all, nearly every call's, is returned without walking the schema.
  */
 export function stripNullOptionals(value: unknown, schema: JsonSchema, root: JsonSchema = schema): unknown {
-  strip(value, schema, root, 0)
+  if (holdsNull(value, 0)) strip(value, schema, root, 0)
   return value
 }
 
-/** Like stripNullOptionals, and says whether it removed anything. */
-export function stripNullOptionalsChanged(value: unknown, schema: JsonSchema): boolean {
-  const removed = { count: 0 }
-  strip(value, schema, schema, 0, removed)
-  return removed.count > 0
+/** Whether a null sits anywhere in the value (as deep as strip looks). */
+function holdsNull(value: unknown, depth: number): boolean {
+  if (value === null) return true
+  if (typeof value !== 'object' || depth > maxDepth) return false
+  if (Array.isArray(value)) return value.some((item) => holdsNull(item, depth + 1))
+  for (const key in value) if (holdsNull((value as Record<string, unknown>)[key], depth + 1)) return true
+  return false
 }
 
 // Deep enough for any real tool input; stops a self-referencing schema from recursing forever.
 const maxDepth = 64
 
-function strip(value: unknown, rawSchema: JsonSchema, root: JsonSchema, depth: number, removed = { count: 0 }): void {
+function strip(value: unknown, rawSchema: JsonSchema, root: JsonSchema, depth: number): void {
   if (depth > maxDepth || value === null || typeof value !== 'object') return
   const schema = resolveRef(rawSchema, root)
   for (const part of Array.isArray(schema.allOf) ? schema.allOf.filter(isSchema) : []) {
-    strip(value, part, root, depth + 1, removed)
+    strip(value, part, root, depth + 1)
   }
   const branches = branchesOf(schema)
   if (branches) {
     // Only an unambiguous branch says which fields are optional; with several candidates nothing is touched.
     const type = jsonTypeOf(value)
     const candidates = branches.filter((branch) => matchesType(resolveRef(branch, root), type))
-    if (candidates.length === 1 && candidates[0]) strip(value, candidates[0], root, depth + 1, removed)
+    if (candidates.length === 1 && candidates[0]) strip(value, candidates[0], root, depth + 1)
     return
   }
   if (Array.isArray(value)) {
-    if (isSchema(schema.items)) for (const item of value) strip(item, schema.items, root, depth + 1, removed)
+    if (isSchema(schema.items)) for (const item of value) strip(item, schema.items, root, depth + 1)
     return
   }
   const record = value as Record<string, unknown>
@@ -57,9 +60,8 @@ function strip(value: unknown, rawSchema: JsonSchema, root: JsonSchema, depth: n
     const property = properties.get(key)
     if (record[key] === null && !required.has(key) && property && !acceptsNull(property, root)) {
       delete record[key]
-      removed.count++
     } else if (property) {
-      strip(record[key], property, root, depth + 1, removed)
+      strip(record[key], property, root, depth + 1)
     }
   }
 }

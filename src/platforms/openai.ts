@@ -1,4 +1,4 @@
-import type { CatalogEntry } from '../catalog/entry'
+import type { ToolListing } from '../catalog/entry'
 import { branchesOf, isSchema, type JsonSchema, propertiesOf, requiredOf, typesOf } from '../core/json-schema'
 
 export interface OpenAiTool {
@@ -23,7 +23,7 @@ const supportedFormats = new Set(['date-time', 'time', 'date', 'duration', 'emai
 /** Thrown for shapes strict mode cannot express (free-form maps, allOf, untyped values). */
 class NotStrict extends Error {}
 
-export function toOpenAiTool(entry: CatalogEntry): OpenAiTool {
+export function toOpenAiTool(entry: ToolListing): OpenAiTool {
   const base = { name: entry.name, description: entry.description }
   try {
     return { type: 'function', function: { ...base, parameters: strictRoot(entry.input_schema), strict: true } }

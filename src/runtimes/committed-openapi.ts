@@ -10,7 +10,7 @@ import { toolNames } from '../tools/builtins'
  */
 export async function renderCommittedOpenApi(): Promise<string> {
   const config = loadConfig({}, { toolNames })
-  const app = createApp({ config, storage: createMemoryStorage(), log: silentLogger })
+  const { app } = createApp({ config, storage: createMemoryStorage(), log: silentLogger })
   const response = await app.request('/openapi.json')
   return `${JSON.stringify(await response.json(), null, 2)}\n`
 }

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises'
 import type { Writable } from 'node:stream'
 import type { InvokeCommand, InvokeCommandInput, LambdaClient, LambdaClientConfig } from '@aws-sdk/client-lambda'
 import { handle, type LambdaContext, type LambdaEvent, streamHandle } from 'hono/aws-lambda'
-import { buildApp } from '../app'
+import { createApp } from '../app'
 import { loadConfig } from '../config/config'
 import { ToolError } from '../core/errors'
 import type { Logger } from '../core/logger'
@@ -128,7 +128,7 @@ export async function startLambdaService(
   const { services, shellProblem } = await createNodeServices(config, env, log, {
     shell: (config.sources.enabled ?? toolNames).includes('execute_command'),
   })
-  const { app, caller } = buildApp({
+  const { app, caller } = createApp({
     config,
     storage,
     log,

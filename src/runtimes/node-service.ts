@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { dirname, join, resolve } from 'node:path'
 import type { OpenAPIHono } from '@hono/zod-openapi'
-import { buildApp } from '../app'
+import { createApp } from '../app'
 import { type Config, loadConfig } from '../config/config'
 import type { Logger } from '../core/logger'
 import type { AppEnv } from '../http/env'
@@ -78,7 +78,7 @@ export async function startNodeService(
     shell: needsSandbox(config),
     ...options,
   })
-  const { app, sources } = buildApp({
+  const { app, sources } = createApp({
     config,
     storage,
     log,

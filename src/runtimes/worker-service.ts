@@ -55,7 +55,7 @@ export async function startWorkerService(env: Record<string, unknown>, log: Logg
     throw new ConfigError('On Workers API keys are required: wrangler secret put TOOLPORT_API_KEYS')
   }
   const http = createFetchHttpClient({ policy: { allowHosts: config.net.allowHosts } })
-  return createApp({
+  const { app } = createApp({
     config,
     storage: createR2Storage(bucket),
     log,
@@ -72,4 +72,5 @@ export async function startWorkerService(env: Record<string, unknown>, log: Logg
       environment: config.environment.variables,
     },
   })
+  return app
 }

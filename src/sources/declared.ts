@@ -63,18 +63,15 @@ export const MaxResponseBytes = z
   .max(64 * 1024 * 1024)
   .default(4 * 1024 * 1024)
 
-/**
- * The identity and description every tool a manifest declares carries: named as declared, its id
- * `{source}:{tool}`, labelled with its source.
- */
-export function declaredIdentity(
-  source: string,
-  declared: { name: string; title?: string | undefined; description: string; effect: z.infer<typeof Effect> },
-) {
+/** The name and description every tool a manifest declares carries, as declared. */
+export function declaredIdentity(declared: {
+  name: string
+  title?: string | undefined
+  description: string
+  effect: z.infer<typeof Effect>
+}) {
   return {
     name: declared.name,
-    id: `${source}:${declared.name}`,
-    source,
     title: declared.title ?? declared.name,
     description: declared.description,
     effect: declared.effect,

@@ -1,3 +1,4 @@
+import type { CatalogEntry } from '../catalog/entry'
 import type { Logger } from '../core/logger'
 import type { HttpClient } from '../net/http'
 import type { SandboxProcess } from '../sandbox/executors/sandbox'
@@ -69,12 +70,12 @@ export interface ProcessStarter {
 
 /** A source whose tools are ready to list and call. */
 export interface LoadedSource {
-  tools: Tool[]
+  tools: CatalogEntry[]
   /**
    * Tools of the same name that replace a built-in's input handling (compat packs only: accept the
    * reference systems' field spellings on toolport's own tools). Keyed by the built-in's name.
    */
-  overrides?: ReadonlyMap<string, Tool>
+  overrides?: ReadonlyMap<string, CatalogEntry>
   /** Things an admin should know although the source works (tools skipped, and why). */
   notes?: string[]
   /** Called when the source is removed or replaced: close connections, stop processes. */

@@ -42,7 +42,7 @@ export interface ToolServices {
   browserSessions?: BrowserSessions | undefined
   /** Download links for generated files (signed tokens, or presigned S3 URLs). */
   links: FileLinks | undefined
-  /** The app's jobs as a key may see them (get_job, cancel_job); set by the app once its caller exists. */
+  /** The app's jobs as a key may see them (get_job, cancel_job): the caller's own, which it lends the job tools. */
   jobs?: JobAccess | undefined
   /** TOOLPORT_TENANT_QUOTA_BYTES with its usage cache; owned by the app (createApp), unset: unlimited. */
   quota?: TenantQuota | undefined

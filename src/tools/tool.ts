@@ -18,10 +18,14 @@ export interface ToolLimits {
 /** Progress a tool reports while it runs; streamed to clients that asked for text/event-stream. */
 export type ToolEvent = { type: 'output'; stream: 'stdout' | 'stderr'; text: string }
 
-/** Everything a tool may use; tools never reach for globals. */
-export interface ToolContext extends ToolServices {
+/** A service a tool may declare in `uses`: the sandbox (`shell`), the outbound client (`http`), … */
+export type ServiceName = keyof ToolServices
+
+/** What every call of every tool runs with, whatever services it declares. */
+export interface CallContext {
   workspace: Workspace
   limits: ToolLimits
+  /** Aborts when the call's deadline passes or its client goes away. */
   signal: AbortSignal
   log: Logger
   emit: (event: ToolEvent) => void
@@ -38,59 +42,49 @@ export interface ToolContext extends ToolServices {
   inlineImages?: boolean
 }
 
+/** What a tool's run gets: the call, and the services it declared (`uses`), no others. */
+export type ToolContext<Uses extends ServiceName = never> = CallContext & Pick<ToolServices, Uses>
+
+/**
+ * What a dry run may use: it reads the workspace and asks the services it declared what they would do
+ * (the command policy, the address rules), and writes and sends nothing.
+ */
+export type DryRunContext<Uses extends ServiceName = never> = Pick<
+  CallContext,
+  'workspace' | 'limits' | 'keyEgress' | 'principal'
+> &
+  Pick<ToolServices, Uses>
+
 // biome-ignore lint/suspicious/noExplicitAny: the catalog holds tools with different schemas
 export type AnyZodObject = z.ZodType<any, any>
 
-export interface Tool<Input extends AnyZodObject = AnyZodObject, Output extends AnyZodObject = AnyZodObject> {
+/**
+ * A tool as its author writes it: what it is, what it takes and answers, what it needs, how it runs.
+ * Where it sits in the catalog (its id, its source, an alias, who may call it) is the catalog's
+ * (catalog/entry.ts), not the tool's.
+ */
+export interface Tool<
+  Input extends AnyZodObject = AnyZodObject,
+  Output extends AnyZodObject = AnyZodObject,
+  Uses extends ServiceName = ServiceName,
+> {
   /** snake_case, fits ^[A-Za-z_][A-Za-z0-9_-]{0,63}$ so every platform accepts it. */
   name: string
-  /**
-   * Stable identity across renames and sources: `builtin:{name}` for built-ins (the default), and
-   * `{source}:{tool}` for a tool a source declares (the tool as the source names it).
-   */
-  id?: string
-  /** The source that declared the tool; unset for built-ins. Labels logs and metrics. */
-  source?: string
-  /** An alias under another name runs this built-in (sources/kinds/alias.ts); key scopes follow it. */
-  aliasOf?: string
-  /**
-   * Declared by a tenant's own source: its tool and source names are that tenant's, so they label the
-   * operator's logs but not the metrics, which every key of every tenant may read.
-   */
-  tenantSource?: boolean
-  /**
-   * Listed for, and callable by, every key whatever its tool scope (the job tools: a key that may start a
-   * long call must be able to collect it). Such a tool only sees its caller's tenant.
-   */
-  everyKey?: boolean
-  /**
-   * The route the OpenAPI document describes this tool by instead of POST /v1/tools/{name} (the job
-   * tools are GET and DELETE /v1/jobs/{id}, under the same operationIds).
-   */
-  describedBy?: string
-  /**
-   * What the effect alone does not say, for MCP's annotations: whether a call may overwrite or delete
-   * (default: yes for write and destructive tools, no for read and external ones) and whether repeating
-   * it has no further effect (default: only for read tools).
-   */
-  hints?: { destructive?: boolean; idempotent?: boolean }
-  /**
-   * Never turned into a job, however long it takes or whether ?async=true asks: the job tools, whose
-   * bounded wait is the point of calling them (get_job waiting 50 s must not answer with another job).
-   */
-  runsInline?: boolean
-  /**
-   * The JSON Schemas the catalog publishes, when the tool was declared with JSON Schema (a source tool)
-   * rather than derived from `input` and `output` (built-ins).
-   */
-  schemas?: { input: Record<string, unknown>; output: Record<string, unknown> }
   title: string
   /** Written for a model: what the tool does and when to use it. At most 300 characters. */
   description: string
   effect: Effect
   input: Input
   output: Output
-  run(input: z.output<Input>, context: ToolContext): Promise<z.input<Output>>
+  /** The services run and dryRun receive (the sandbox, the outbound client, the browser, …); none others. */
+  uses?: readonly Uses[]
+  /**
+   * What the effect alone does not say, for MCP's annotations: whether a call may overwrite or delete
+   * (default: yes for write and destructive tools, no for read and external ones) and whether repeating
+   * it has no further effect (default: only for read tools).
+   */
+  hints?: { destructive?: boolean; idempotent?: boolean }
+  run(input: z.output<Input>, context: ToolContext<Uses>): Promise<z.input<Output>>
   /**
    * What to call this one call, e.g. "Edit src/app.ts": a person watching a stream of calls reads
    * these, and the tool title alone cannot tell two calls apart. Defaults to the title.
@@ -105,7 +99,7 @@ export interface Tool<Input extends AnyZodObject = AnyZodObject, Output extends 
    * What the call would do, changing nothing: ?dry_run=true answers it, and an approver sees it. Runs
    * the tool's own checks, so a call that cannot succeed is refused before anyone is asked.
    */
-  dryRun?(input: z.output<Input>, context: DryRunContext): Promise<unknown>
+  dryRun?(input: z.output<Input>, context: DryRunContext<Uses>): Promise<unknown>
   /**
    * The shape of what dryRun answers: the OpenAPI document declares `?dry_run=true`'s 200 with it, and
    * every built-in with a dry run has one (a test parses each dry run with it).
@@ -118,22 +112,6 @@ export interface Tool<Input extends AnyZodObject = AnyZodObject, Output extends 
   changesNothing?(preview: unknown): boolean
 }
 
-/**
- * What a dry run may use: it reads the workspace and asks the services what they would do (the
- * command policy, the address rules), and writes and sends nothing.
- */
-export interface DryRunContext extends Partial<ToolServices> {
-  workspace: Workspace
-  limits: ToolLimits
-  keyEgress: EgressPolicy | undefined
-  principal: JobViewer
-}
-
-/** A tool's stable id: `builtin:{name}` unless its source gave it one. */
-export function idOf(tool: Tool): string {
-  return tool.id ?? `builtin:${tool.name}`
-}
-
 /** The title of one call; a callTitle that fails must not fail the call it only names. */
 export function titleOfCall(tool: Tool, input: unknown): string {
   try {
@@ -143,9 +121,14 @@ export function titleOfCall(tool: Tool, input: unknown): string {
   }
 }
 
-/** A typed identity function: a tool is plain data. */
-export function defineTool<Input extends AnyZodObject, Output extends AnyZodObject>(
-  tool: Tool<Input, Output>,
-): Tool<Input, Output> {
+/**
+ * A typed identity function: a tool is plain data. Its run and dry run are typed with the services its
+ * `uses` names (a tool that declares none gets none), and the caller hands them exactly those.
+ */
+export function defineTool<
+  Input extends AnyZodObject,
+  Output extends AnyZodObject,
+  const Uses extends ServiceName = never,
+>(tool: Tool<Input, Output, Uses>): Tool<Input, Output, Uses> {
   return tool
 }

@@ -1,7 +1,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildApp } from '../../src/app'
+import { createApp } from '../../src/app'
 import { loadConfig } from '../../src/config/config'
 import { signPayload } from '../../src/jobs/callback'
 import { createMemoryStorage } from '../../src/storage/memory'
@@ -238,7 +238,7 @@ describe('start-up', () => {
       },
       { toolNames },
     )
-    buildApp({ config, storage: createMemoryStorage(), log, sources: false })
+    createApp({ config, storage: createMemoryStorage(), log, sources: false })
     const warning = warnings.find((entry) => entry.message.includes('approver'))
     expect(warning?.message).toContain('can only expire')
     expect(warning?.fields).toMatchObject({ tenants: ['acme'] })

@@ -1,9 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { invokeTool } from '../../src/caller/invoke'
-import { silentLogger } from '../../src/core/logger'
+import type { AdmittedCall } from '../../src/caller/call'
 import type { ObjectStore } from '../../src/storage/store'
-import { writeFile } from '../../src/tools/files/write'
-import { noServices } from '../../src/tools/services'
 import { startTestServer, type TestServer } from '../support/server'
 
 const guardedKey = 'acme-guarded-key-0123456789'
@@ -202,12 +199,10 @@ describe('approvals and dry runs', () => {
     expect(await approvalKeys(server.storage)).toEqual(before)
   })
 
-  it('read tools are not gated, and invokeTool (MCP, jobs) refuses a gated call that skipped approval', async () => {
+  it('read tools are not gated, and the caller refuses to run a gated call that skipped admission', async () => {
     const read = await server.call('read_file', { path: 'notes.txt' }, { key: guardedKey })
     expect(read.status).toBe(200)
-    const call = invokeTool({
-      tool: writeFile,
-      input: { path: 'skip.txt', mode: 'write', content: 'x' },
+    const prepared = await server.caller.prepare({
       principal: {
         id: 'key-1',
         tenant: 'acme',
@@ -216,13 +211,14 @@ describe('approvals and dry runs', () => {
         requireApproval: new Set(['write']),
         approver: false,
       },
+      tool: 'write_file',
+      readInput: () => ({ path: 'skip.txt', mode: 'write', content: 'x' }),
       workspaceId: 'default',
-      storage: server.storage,
-      limits: { maxFileBytes: 1024, maxResponseChars: 10_000 },
-      abort: new AbortController().signal,
-      log: silentLogger,
-      services: noServices,
+      origin: undefined,
     })
+    expect(prepared.needsApproval).toBe(true)
+    // A transport that cast its way past admit (the types forbid it) is still refused.
+    const call = server.caller.run(prepared as AdmittedCall)
     await expect(call).rejects.toMatchObject({ code: 'permission_denied' })
     expect((await server.call('read_file', { path: 'skip.txt' }, { key: directKey })).status).toBe(404)
   })

@@ -1,6 +1,6 @@
 import { toStrictJsonSchema } from 'openai/lib/transform'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type CatalogEntry, catalogEntry } from '../../src/catalog/entry'
+import { builtinEntry, listingOf, type ToolListing } from '../../src/catalog/entry'
 import type { JsonSchema } from '../../src/core/json-schema'
 import { formatCatalog, isCatalogFormat } from '../../src/platforms/formats'
 import type { OpenAiTool } from '../../src/platforms/openai'
@@ -8,7 +8,7 @@ import { allTools } from '../../src/tools/builtins'
 import { compiler } from '../support/schemas'
 import { startTestServer, type TestServer } from '../support/server'
 
-const entries = allTools.map((tool) => catalogEntry(tool))
+const entries = allTools.map((tool) => listingOf(builtinEntry(tool)))
 const byName = new Map(entries.map((entry) => [entry.name, entry]))
 
 describe('GET /v1/tools?format=', () => {
@@ -72,7 +72,7 @@ describe('GET /v1/tools?format=', () => {
     const ajv = compiler('2020')
     for (const tool of (formatCatalog('openai', entries) as OpenAiTool[]).filter((tool) => tool.function.strict)) {
       const { name, parameters } = tool.function
-      const entry = byName.get(name) as CatalogEntry
+      const entry = byName.get(name) as ToolListing
       const payload = { ...nulledPayload(entry.input_schema), ...samples[name], ...fixtures[name] }
       const validate = ajv.compile(parameters)
       expect(validate(payload), `${name}: ${JSON.stringify(validate.errors)}`).toBe(true)

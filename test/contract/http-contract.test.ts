@@ -218,7 +218,11 @@ describe('request ids', () => {
     const { loadConfig } = await import('../../src/config/config')
     const { silentLogger } = await import('../../src/core/logger')
     const { createMemoryStorage } = await import('../../src/storage/memory')
-    const app = createApp({ config: loadConfig({}, { toolNames }), storage: createMemoryStorage(), log: silentLogger })
+    const { app } = createApp({
+      config: loadConfig({}, { toolNames }),
+      storage: createMemoryStorage(),
+      log: silentLogger,
+    })
     const inProcess = await Promise.all(
       ['list_files', 'read_file'].map((tool, index) =>
         app.request(`/v1/tools/${tool}`, {

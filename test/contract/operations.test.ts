@@ -229,7 +229,7 @@ describe('draining', () => {
     const { createMemoryStorage } = await import('../../src/storage/memory')
     const { toolNames } = await import('../../src/tools/builtins')
     let draining = false
-    const app = createApp({
+    const { app } = createApp({
       config: loadConfig({}, { toolNames }),
       storage: createMemoryStorage(),
       log: silentLogger,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { type CatalogEntry, catalogEntry } from '../../src/catalog/entry'
+import { builtinEntry, listingOf, type ToolListing } from '../../src/catalog/entry'
 import type { JsonSchema } from '../../src/core/json-schema'
 import { formatCatalog } from '../../src/platforms/formats'
 import type { McpTool } from '../../src/platforms/mcp'
@@ -8,7 +8,7 @@ import { allTools } from '../../src/tools/builtins'
 import { compiler, hasFreeFormMap, walk } from '../support/schemas'
 
 // The whole catalog, whoever added the tool: every one must pass each platform's rules.
-const entries = allTools.map((tool) => catalogEntry(tool))
+const entries = allTools.map((tool) => listingOf(builtinEntry(tool)))
 const byName = new Map(entries.map((entry) => [entry.name, entry]))
 
 describe('tool names', () => {
@@ -31,7 +31,7 @@ describe('OpenAI function tools (strict mode)', () => {
     for (const tool of tools) {
       expect(tool.type).toBe('function')
       expect(ajv.compile(tool.function.parameters)).toBeTypeOf('function')
-      const original = byName.get(tool.function.name) as CatalogEntry
+      const original = byName.get(tool.function.name) as ToolListing
       if (!tool.function.strict) expect(hasFreeFormMap(original.input_schema), tool.function.name).toBe(true)
       expect(tool.function.parameters.$schema).toBeUndefined()
     }
@@ -60,7 +60,7 @@ describe('OpenAI function tools (strict mode)', () => {
           expect(node.enum, name).toContain(null)
         }
       })
-      const original = byName.get(name) as CatalogEntry
+      const original = byName.get(name) as ToolListing
       const required = new Set(original.input_schema.required as string[] | undefined)
       for (const [key, property] of Object.entries(parameters.properties as Record<string, JsonSchema>)) {
         const nullable = ajv.compile(property)(null)
@@ -111,7 +111,7 @@ describe('MCP tools', () => {
   it('carry title, object input and output schemas that compile, and annotations from the effect and hints', () => {
     const ajv = compiler('2020')
     for (const tool of formatCatalog('mcp', entries) as McpTool[]) {
-      const entry = byName.get(tool.name) as CatalogEntry
+      const entry = byName.get(tool.name) as ToolListing
       expect(tool.title).toBe(entry.title)
       expect(tool.inputSchema.type).toBe('object')
       expect(tool.outputSchema.type).toBe('object')

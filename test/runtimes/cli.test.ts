@@ -35,7 +35,7 @@ function capture(env: Record<string, string | undefined> = {}, stdin = '') {
 
 // In-process mode over a memory store: the same app the CLI builds, without touching the disk.
 const storage = createMemoryStorage()
-const localApp = createApp({ config: loadConfig({}, { toolNames }), storage, log: silentLogger })
+const localApp = createApp({ config: loadConfig({}, { toolNames }), storage, log: silentLogger }).app
 const deps = {
   local: async () =>
     createTarget('http://127.0.0.1:8787', async (url, init) => localApp.request(url, init), undefined, fetch),

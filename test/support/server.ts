@@ -3,8 +3,9 @@ import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { serve } from '@hono/node-server'
-import { buildApp, type SourceRuntime } from '../../src/app'
+import { createApp, type SourceRuntime } from '../../src/app'
 import type { ApiKey } from '../../src/auth/keys'
+import type { Caller } from '../../src/caller/caller'
 import { loadConfig } from '../../src/config/config'
 import { silentLogger } from '../../src/core/logger'
 import type { Resolver } from '../../src/net/node-http'
@@ -25,6 +26,8 @@ export interface TestServer {
   dataDir: string
   /** The app's live sources (undefined when the suite turned them off). */
   sources: SourceHost | undefined
+  /** The app's caller, for what no transport lets a client do (run a call that skipped admission). */
+  caller: Caller
   /** POSTs JSON to a tool and returns status, headers and parsed body. */
   call(tool: string, body: unknown, options?: CallOptions): Promise<CallResult>
   stop(): Promise<void>
@@ -83,7 +86,7 @@ export async function startTestServer(
   })
   if (options.shell && !node.services.shell) throw new Error(`no sandbox for the test server: ${node.shellProblem}`)
   const services = { ...node.services, ...options.services }
-  const { app, sources } = buildApp({
+  const { app, caller, sources } = createApp({
     config,
     storage,
     log: silentLogger,
@@ -118,6 +121,7 @@ export async function startTestServer(
     storage,
     dataDir,
     sources,
+    caller,
     async call(tool, body, callOptions = {}) {
       const query = callOptions.workspace === undefined ? '' : `?workspace=${encodeURIComponent(callOptions.workspace)}`
       const response = await fetch(`${url}/v1/tools/${tool}${query}`, {

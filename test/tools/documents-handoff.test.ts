@@ -16,6 +16,7 @@ const makeNote = defineTool({
   title: 'Make note',
   description: 'Test tool: stores text as a file and hands it back.',
   effect: 'write',
+  uses: ['http', 'links'],
   input: z.object({ text: z.string(), output_path: OutputPath, title: z.string().default('note') }),
   output: z.object(FileOutputFields),
   async run(input, context) {
@@ -35,6 +36,7 @@ const measureFile = defineTool({
   title: 'Measure file',
   description: 'Test tool: reads a workspace file or an attachment and reports its size.',
   effect: 'read',
+  uses: ['http', 'links'],
   input: z.object(FileInputFields),
   output: z.object({ name: z.string(), size: z.number() }),
   async run(input, context) {

@@ -1,26 +1,20 @@
 import type { CallToolRequest, CallToolResult, CreateTaskResult } from '@modelcontextprotocol/sdk/types.js'
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js'
 import type { Context } from 'hono'
-import { assertToolAllowed, type Principal } from '../../auth/principal'
-import type { Call } from '../../caller/call'
+import type { Principal } from '../../auth/principal'
+import type { AdmittedCall, Call } from '../../caller/call'
+import { disconnectOf } from '../../caller/call'
 import type { Caller } from '../../caller/caller'
-import { ToolError } from '../../core/errors'
-import type { JsonSchema } from '../../core/json-schema'
+import { isToolError, ToolError } from '../../core/errors'
 import type { Logger } from '../../core/logger'
 import { jobStatusUrl, publicJob } from '../../jobs/types'
-import { stripNullOptionals } from '../../platforms/nulls'
-import type { Tool, ToolEvent } from '../../tools/tool'
+import type { ToolEvent } from '../../tools/tool'
+import { labelCall } from '../call-facts'
 import type { AppEnv } from '../env'
-import { problemBody, validationError } from '../problem'
+import { problemBody } from '../problem'
 import { pendingResult } from './approvals'
 import { handedOver, resultOf } from './content'
 import { taskOf } from './tasks'
-
-/** One tool of the principal's catalog as MCP lists it, with the schema its input is read against. */
-export interface McpEntry {
-  tool: Tool
-  inputSchema: JsonSchema
-}
 
 export interface McpCallContext {
   context: Context<AppEnv>
@@ -30,8 +24,6 @@ export interface McpCallContext {
   workspaceId: string
   /** The protocol version the client negotiated (its MCP-Protocol-Version header). */
   version: string
-  /** A tool of the tenant's whole catalog, so one outside the key's scope is refused as such. */
-  lookup(name: string): Promise<McpEntry | undefined>
 }
 
 // A progress notification at least this often keeps a client that resets its timeout on progress waiting.
@@ -57,60 +49,86 @@ type Extra = {
 export async function callTool(
   request: CallToolRequest,
   extra: Extra,
-  call: McpCallContext,
+  mcp: McpCallContext,
 ): Promise<CallToolResult | CreateTaskResult> {
-  const entry = await call.lookup(request.params.name)
-  if (!entry) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`)
-  const { context } = call
-  context.set('tool', entry.tool.name)
-  context.set('toolSource', entry.tool.source)
-  if (entry.tool.tenantSource) context.set('toolOfTenant', true)
+  const { context, caller } = mcp
+  let call: Call
+  let known = false
   try {
-    assertToolAllowed(call.principal, entry.tool)
+    call = await caller.prepare({
+      principal: mcp.principal,
+      tool: request.params.name,
+      readInput: () => request.params.arguments ?? {},
+      workspaceId: mcp.workspaceId,
+      origin: context.get('linkOrigin'),
+      inlineImages: true,
+      found: (entry) => {
+        known = true
+        labelCall(context, entry)
+      },
+    })
+  } catch (error) {
+    // A tool the tenant's catalog does not hold is a protocol error; a refusal of a known tool is a result.
+    if (isToolError(error) && error.code === 'not_found' && !known) {
+      throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`)
+    }
+    return failed(error, request, mcp)
+  }
+  try {
     // A task must be answered with a task, and a gated call is answered with its pending approval: the
     // two cannot meet, so such a call is refused before any approval is asked for (tools/list says
     // taskSupport "forbidden" for it).
-    if (request.params.task && call.principal.requireApproval.has(entry.tool.effect)) {
+    if (request.params.task && call.needsApproval) {
       throw new ToolError(
         'validation',
-        `${entry.tool.name} waits for an approver for this key, so it cannot run as a task.`,
-        { hint: 'Call it without "task": the answer is then its pending approval, which an approver decides.' },
+        `${call.entry.name} waits for an approver for this key, so it cannot run as a task.`,
+        {
+          hint: 'Call it without "task": the answer is then its pending approval, which an approver decides.',
+        },
       )
     }
-    const prepared: Call = {
-      tool: entry.tool,
-      input: parseInput(entry, request.params.arguments ?? {}),
-      principal: call.principal,
-      workspaceId: call.workspaceId,
-      origin: context.get('linkOrigin'),
-      signal: AbortSignal.any([context.req.raw.signal, extra.signal]),
-      inlineImages: true,
-    }
     // The same gate as REST: a call this key's policy gates waits for an approver, as a normal result.
-    const admission = await call.caller.admit(prepared, { dryRun: false })
-    if (admission?.kind === 'pending_approval') return pendingResult(admission.pending)
+    const admission = await caller.admit(call)
+    if (admission.kind === 'pending_approval') return pendingResult(admission.pending)
+    if (admission.kind !== 'run') throw new Error('a call without dry_run was answered with its dry run')
     if (request.params.task) {
-      const outcome = await call.caller.run(prepared, { async: true, callbackUrl: null })
+      const outcome = await caller.run(admission.call, { mode: 'job' })
       if ('job' in outcome) return { task: taskOf(outcome.job) }
-      return resultOf(outcome.output, call.version)
+      return resultOf(outcome.output, mcp.version)
     }
+    const disconnect = disconnectOf(AbortSignal.any([context.req.raw.signal, extra.signal]))
     const token = request.params._meta?.progressToken
-    if (token !== undefined) return resultOf(await withProgress(call.caller, prepared, token, extra), call.version)
-    const outcome = await call.caller.run(prepared, { async: false, callbackUrl: null })
-    if ('output' in outcome) return resultOf(outcome.output, call.version)
+    if (token !== undefined) {
+      return resultOf(await withProgress(caller, admission.call, token, extra, disconnect), mcp.version)
+    }
+    const outcome = await caller.run(admission.call, { mode: 'sync', disconnect })
+    if ('output' in outcome) return resultOf(outcome.output, mcp.version)
     const origin = context.get('linkOrigin')
     return handedOver(publicJob(outcome.job, jobStatusUrl(origin, outcome.job.id)))
   } catch (error) {
-    const problem = problemBody(error, context, call.log)
-    // A task request must get a task or a protocol error; a tool error result is neither (the SDK
-    // refuses it as an invalid task creation result, and the client learns nothing).
-    if (request.params.task) throw new McpError(ErrorCode.InvalidParams, String(problem.detail), problem)
-    return { isError: true, content: [{ type: 'text', text: JSON.stringify(problem) }] }
+    return failed(error, request, mcp)
   }
 }
 
+/**
+ * A failed call is a result the model reads (isError), not a protocol error, so it can correct the call;
+ * but a task request must get a task or a protocol error: a tool error result is neither (the SDK refuses
+ * it as an invalid task creation result, and the client learns nothing).
+ */
+function failed(error: unknown, request: CallToolRequest, mcp: McpCallContext): CallToolResult {
+  const problem = problemBody(error, mcp.context, mcp.log)
+  if (request.params.task) throw new McpError(ErrorCode.InvalidParams, String(problem.detail), problem)
+  return { isError: true, content: [{ type: 'text', text: JSON.stringify(problem) }] }
+}
+
 /** The call with progress notifications: every output chunk, and a heartbeat while it is quiet. */
-async function withProgress(caller: Caller, call: Call, token: string | number, extra: Extra): Promise<unknown> {
+async function withProgress(
+  caller: Caller,
+  call: AdmittedCall,
+  token: string | number,
+  extra: Extra,
+  disconnect: ReturnType<typeof disconnectOf>,
+): Promise<unknown> {
   let progress = 0
   const started = Date.now()
   const notify = (message: string) => {
@@ -120,20 +138,13 @@ async function withProgress(caller: Caller, call: Call, token: string | number, 
       .catch(() => {})
   }
   const heartbeat = setInterval(() => {
-    notify(`${call.tool.name} is running (${Math.round((Date.now() - started) / 1000)} s)`)
+    notify(`${call.entry.name} is running (${Math.round((Date.now() - started) / 1000)} s)`)
   }, heartbeatMs)
   const emit = (event: ToolEvent) => notify(event.text.slice(-500))
   try {
-    return await caller.invoke({ ...call, emit })
+    const outcome = await caller.run(call, { mode: 'now', disconnect, emit })
+    return (outcome as { output: unknown }).output
   } finally {
     clearInterval(heartbeat)
   }
-}
-
-/** The same input handling as REST: nulls for unset optional fields dropped, then the tool's own schema. */
-function parseInput(entry: McpEntry, args: Record<string, unknown>): unknown {
-  const input = stripNullOptionals(structuredClone(args), entry.inputSchema)
-  const parsed = entry.tool.input.safeParse(input)
-  if (!parsed.success) throw validationError(parsed.error, 'input', entry.inputSchema)
-  return parsed.data
 }

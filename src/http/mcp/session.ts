@@ -7,42 +7,36 @@ import {
 } from '@modelcontextprotocol/sdk/types.js'
 import type { Context } from 'hono'
 import type { Caller } from '../../caller/caller'
-import type { ToolRegistry } from '../../catalog/catalog'
+import type { Catalog } from '../../catalog/catalog'
+import type { CatalogEntry } from '../../catalog/entry'
 import type { Logger } from '../../core/logger'
-import type { JobAccess } from '../../jobs/access'
 import { type McpTool, toMcpTool } from '../../platforms/mcp'
-import type { Tool } from '../../tools/tool'
 import type { AppEnv } from '../env'
 import { gatedListing } from './approvals'
-import { callTool, type McpEntry } from './call'
+import { callTool } from './call'
 import { jobTaskStore, taskPollMs } from './tasks'
 
 export interface McpDeps {
   caller: Caller
-  /** The app's one view of the jobs a key may see, as REST's and the job tools' (MCP tasks). */
-  jobs: JobAccess
+  catalog: Catalog
   log: Logger
   version: string
 }
 
-interface Listed extends McpEntry {
-  listed: McpTool
-}
-
-/** Each tool's MCP listing, derived once per tool (a source's tools are new objects when it reloads). */
-export type McpListings = WeakMap<Tool, Listed>
+/** Each tool's MCP listing, derived once per tool (a source's tools are new entries when it reloads). */
+export type McpListings = WeakMap<CatalogEntry, McpTool>
 
 export function mcpListings(): McpListings {
   return new WeakMap()
 }
 
-function entryOf(listings: McpListings, registry: ToolRegistry, tool: Tool): Listed {
-  let entry = listings.get(tool)
-  if (!entry) {
-    entry = { tool, listed: toMcpTool(registry.entry(tool)), inputSchema: registry.inputSchema(tool) }
-    listings.set(tool, entry)
+function listingOf(listings: McpListings, catalog: Catalog, entry: CatalogEntry): McpTool {
+  let listed = listings.get(entry)
+  if (!listed) {
+    listed = toMcpTool(catalog.listing(entry))
+    listings.set(entry, listed)
   }
-  return entry
+  return listed
 }
 
 /**
@@ -58,7 +52,7 @@ export async function answerMcp(
   workspaceId: string,
   body: unknown,
 ): Promise<Response> {
-  const registry = deps.caller.registry
+  const { caller, catalog } = deps
   const principal = context.get('principal')
   const version =
     context.req.header('mcp-protocol-version') ?? initializeVersion(body) ?? DEFAULT_NEGOTIATED_PROTOCOL_VERSION
@@ -67,37 +61,25 @@ export async function answerMcp(
     {
       // Only what is delivered: no tools/list_changed (a stateless server has no channel for it).
       capabilities: { tools: { listChanged: false }, tasks: { cancel: {}, requests: { tools: { call: {} } } } },
-      taskStore: jobTaskStore(deps.jobs, principal, version),
+      taskStore: jobTaskStore(caller.jobAccess, principal, version),
       defaultTaskPollInterval: taskPollMs,
     },
   )
   const tasks = version >= '2025-11-25'
   // The catalog only where it is answered: initialize, notifications, calls and tasks do without it.
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
-    tools: (await registry.catalog(principal)).tools.map((tool) => {
-      const entry = entryOf(listings, registry, tool).listed
+    tools: (await catalog.view(principal)).entries.map((entry) => {
+      const own = listingOf(listings, catalog, entry)
       // A key whose calls of this tool wait for approval may get a pending approval instead of the output.
-      const listed = principal.requireApproval.has(tool.effect) ? gatedListing(entry) : entry
+      const gated = caller.needsApproval(principal, entry)
+      const listed = gated ? gatedListing(own) : own
       if (!tasks) return listed
       // A gated call is answered with its pending approval, never with a task (mcp/call.ts).
-      const gated = principal.requireApproval.has(tool.effect)
       return { ...listed, execution: { taskSupport: gated ? ('forbidden' as const) : ('optional' as const) } }
     }),
   }))
   server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
-    callTool(request, extra, {
-      context,
-      caller: deps.caller,
-      log: deps.log,
-      principal,
-      workspaceId,
-      version,
-      lookup: (name) =>
-        registry.resolve(principal.tenant, name).then(
-          (tool) => entryOf(listings, registry, tool),
-          () => undefined,
-        ),
-    }),
+    callTool(request, extra, { context, caller, log: deps.log, principal, workspaceId, version }),
   )
   const streamed = asksForProgress(body)
   const transport = new WebStandardStreamableHTTPServerTransport({

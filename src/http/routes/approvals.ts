@@ -1,6 +1,7 @@
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi'
 import type { Caller } from '../../caller/caller'
 import { recordIdPattern } from '../../storage/json-records'
+import { requestDisconnect } from '../call-facts'
 import type { AppEnv } from '../env'
 import { problemContent } from '../problem'
 import { assertKnownQuery } from '../query'
@@ -146,7 +147,7 @@ export function registerApprovalRoutes(app: OpenAPIHono<AppEnv>, caller: Caller)
     const { decision } = context.req.valid('json')
     const outcome = await caller.decide(context.get('principal'), id, decision, {
       origin: context.get('linkOrigin'),
-      signal: context.req.raw.signal,
+      disconnect: requestDisconnect(context),
     })
     if ('rejected' in outcome) return context.json({ status: 'rejected', approval_id: id } as never, 200)
     context.set('tool', outcome.tool)

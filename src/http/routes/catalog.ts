@@ -1,12 +1,12 @@
 import type { OpenAPIHono } from '@hono/zod-openapi'
-import type { ToolRegistry } from '../../catalog/catalog'
+import type { Catalog } from '../../catalog/catalog'
 import { ToolError } from '../../core/errors'
 import { catalogFormats, formatCatalog, isCatalogFormat } from '../../platforms/formats'
 import type { AppEnv } from '../env'
 import { assertKnownQuery } from '../query'
 
 /** GET /v1/tools: the part of the catalog the calling key may use, in toolport's or a platform's format. */
-export function registerCatalogRoute(app: OpenAPIHono<AppEnv>, registry: ToolRegistry): void {
+export function registerCatalogRoute(app: OpenAPIHono<AppEnv>, catalog: Catalog): void {
   app.get('/v1/tools', async (context) => {
     assertKnownQuery(context.req.url, ['format'])
     const format = context.req.query('format') ?? 'toolport'
@@ -16,8 +16,8 @@ export function registerCatalogRoute(app: OpenAPIHono<AppEnv>, registry: ToolReg
         details: { field: 'format' },
       })
     }
-    const catalog = await registry.catalog(context.get('principal'))
+    const view = await catalog.view(context.get('principal'))
     // The revision comes from the toolport entries, so it is the same whichever format is asked for.
-    return context.json({ revision: catalog.revision, format, tools: formatCatalog(format, catalog.entries) })
+    return context.json({ revision: view.revision, format, tools: formatCatalog(format, view.listings) })
   })
 }

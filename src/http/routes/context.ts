@@ -1,6 +1,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi'
 import type { Principal } from '../../auth/principal'
-import type { ToolRegistry } from '../../catalog/catalog'
+import { needsApproval } from '../../caller/approvals'
+import type { Catalog } from '../../catalog/catalog'
 import { type Effect, effects } from '../../core/effects'
 import { ToolError } from '../../core/errors'
 import { isSchema } from '../../core/json-schema'
@@ -25,7 +26,7 @@ const effectMeaning: Record<Effect, string> = {
 }
 
 export interface ContextDeps {
-  registry: ToolRegistry
+  catalog: Catalog
   storage: ObjectStore
   limits: ToolLimits
   /**
@@ -66,7 +67,7 @@ interface ContextDocument {
  * the limits and its tools before its first call, instead of spending calls to find out.
  */
 export function registerContextRoute(app: OpenAPIHono<AppEnv>, deps: ContextDeps): void {
-  const shellTimeout = shellTimeoutOf(deps.registry)
+  const shellTimeout = shellTimeoutOf(deps.catalog)
   app.get('/v1/context', async (context) => {
     assertKnownQuery(context.req.url, ['workspace', 'format'])
     const workspaceId = parseWorkspace(context.req.query('workspace'))
@@ -78,7 +79,7 @@ export function registerContextRoute(app: OpenAPIHono<AppEnv>, deps: ContextDeps
       })
     }
     const principal = context.get('principal')
-    const allowed = (await deps.registry.catalog(principal)).tools
+    const allowed = (await deps.catalog.view(principal)).entries.map((entry) => entry.tool)
     const mayRun = allowed.some((tool) => tool.name === 'execute_command')
     // The listing is what list_files would show: a key without it learns no file names here either.
     const mayList = allowed.some((tool) => tool.name === 'list_files')
@@ -134,16 +135,16 @@ function policiesOf(deps: ContextDeps, principal: Principal, tools: ReadonlySet<
       ? { web_search: search ? { available: true, provider: search.name } : { available: false } }
       : {}),
     approval: {
-      required_for: effects.filter((effect) => principal.requireApproval.has(effect)),
+      required_for: effects.filter((effect) => needsApproval(principal, { effect })),
       approver: principal.approver,
     },
   }
 }
 
 /** The shell's timeout as execute_command's own schema declares it, so the two cannot disagree. */
-function shellTimeoutOf(registry: ToolRegistry): { default: number; max: number } | undefined {
-  const shell = registry.builtin('execute_command')
-  const properties = shell ? registry.inputSchema(shell).properties : undefined
+function shellTimeoutOf(catalog: Catalog): { default: number; max: number } | undefined {
+  const shell = catalog.builtin('execute_command')
+  const properties = shell ? catalog.inputSchema(shell).properties : undefined
   const timeout = isSchema(properties) ? properties.timeout_seconds : undefined
   if (!isSchema(timeout) || typeof timeout.default !== 'number' || typeof timeout.maximum !== 'number') return undefined
   return { default: timeout.default, max: timeout.maximum }

@@ -1,15 +1,15 @@
 import type { OpenAPIHono } from '@hono/zod-openapi'
-import type { ToolRegistry } from '../../catalog/catalog'
+import type { Catalog } from '../../catalog/catalog'
 import { ToolError } from '../../core/errors'
 import type { AppEnv } from '../env'
 import { problemResponse } from '../problem'
 
 /** What no route answers: another method on a tool (405), an unknown tool, any other path (404). */
-export function registerFallbacks(app: OpenAPIHono<AppEnv>, registry: ToolRegistry): void {
+export function registerFallbacks(app: OpenAPIHono<AppEnv>, catalog: Catalog): void {
   app.all('/v1/tools/:name', async (context) => {
     const name = context.req.param('name')
     // not_found (with the source's state for a tool that is gone) before method_not_allowed.
-    await registry.resolve(context.get('principal').tenant, name)
+    await catalog.resolve(context.get('principal').tenant, name)
     throw new ToolError('method_not_allowed', `${context.req.method} is not allowed on ${name}.`, {
       hint: `Call ${name} with POST and a JSON body.`,
       headers: { Allow: 'POST' },

@@ -1,8 +1,8 @@
 import type { OpenAPIHono } from '@hono/zod-openapi'
 import type { Authenticator } from '../../auth/authenticator'
-import type { ToolRegistry } from '../../catalog/catalog'
+import type { Catalog } from '../../catalog/catalog'
+import type { CatalogEntry } from '../../catalog/entry'
 import { ToolError } from '../../core/errors'
-import type { Tool } from '../../tools/tool'
 import type { AppEnv } from '../env'
 import { buildOpenApiDocument, type OpenApiDocument, openApiDocumentText, subsetDocument } from '../openapi-document'
 import { assertKnownQuery } from '../query'
@@ -17,9 +17,9 @@ const cachedDocuments = 16
  */
 export function registerOpenApiRoute(
   app: OpenAPIHono<AppEnv>,
-  deps: { registry: ToolRegistry; authenticator: Authenticator; publicUrl: string; version: string },
+  deps: { catalog: Catalog; authenticator: Authenticator; publicUrl: string; version: string },
 ): void {
-  const { registry, publicUrl, version } = deps
+  const { catalog, publicUrl, version } = deps
   // The document and its JSON, made once per catalog revision: importers fetch the same one again and again.
   const documents = new Map<string, { text: string; document?: OpenApiDocument }>()
   const generatedCache = new Map<string, string>()
@@ -32,30 +32,30 @@ export function registerOpenApiRoute(
         ? undefined
         : await deps.authenticator.authenticate(authorization)
     if (principal) context.header('Cache-Control', 'no-store')
-    const catalog = await registry.catalog(principal)
+    const view = await catalog.view(principal)
     // The management routes are for admin keys; the no-keys caller's document is the built-ins' alone.
     const admin = principal?.admin === true && principal.id !== 'anonymous'
-    const key = `${catalog.revision}:${admin}`
+    const key = `${view.revision}:${admin}`
     const options = {
       publicUrl,
       version,
       admin,
       generatedCache,
-      schemasOf: (tool: Tool) =>
-        tool.schemas ? { input: registry.inputSchema(tool), output: tool.schemas.output } : undefined,
+      schemasOf: (entry: CatalogEntry) =>
+        entry.schemas ? { input: catalog.inputSchema(entry), output: entry.schemas.output } : undefined,
     }
     let cached = documents.get(key)
     if (!cached) {
-      cached = { text: openApiDocumentText(catalog.tools, options) }
+      cached = { text: openApiDocumentText(view.entries, options) }
       documents.set(key, cached)
       if (documents.size > cachedDocuments) documents.delete(documents.keys().next().value as string)
     }
     const wanted = context.req.query('tools')
     if (wanted === undefined) return context.body(cached.text, 200, { 'content-type': 'application/json' })
-    const known = new Set(catalog.tools.map((tool) => tool.name))
+    const known = new Set(view.entries.map((entry) => entry.name))
     const names = parseToolList(wanted, known)
     // Only a subset needs the document as objects; made once per revision, like the text.
-    cached.document ??= buildOpenApiDocument(catalog.tools, options)
+    cached.document ??= buildOpenApiDocument(view.entries, options)
     return context.json(subsetDocument(cached.document, names))
   })
 }

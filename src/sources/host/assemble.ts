@@ -1,17 +1,12 @@
-import type { Tool } from '../../tools/tool'
+import type { TenantTools } from '../../catalog/catalog'
+import type { CatalogEntry } from '../../catalog/entry'
 import type { SourceState, SourceStatus } from '../types'
 import type { HostedSource } from './hosted-source'
 
 /** A tenant's source tools, ready to list and call, and what the catalog knows of tools that are gone. */
-export interface TenantSources {
-  /** Tools of ready sources, operator first, each source's in its own order. */
-  tools: readonly Tool[]
-  byName: ReadonlyMap<string, Tool>
-  /** Built-ins whose input handling a compat pack extends, by name. */
-  overrides: ReadonlyMap<string, Tool>
-  /** Names of tools whose source is not ready (loading, in error, in conflict), with why. */
-  missing: ReadonlyMap<string, { source: string; status: SourceState; reason: string }>
-  statuses: SourceStatus[]
+export interface TenantSources extends TenantTools {
+  readonly missing: ReadonlyMap<string, { source: string; status: SourceState; reason: string }>
+  readonly statuses: SourceStatus[]
 }
 
 /**
@@ -38,7 +33,7 @@ function clashMessage(name: string, other: string, owner: string | undefined): s
 export function clashOf(
   source: HostedSource,
   others: readonly HostedSource[],
-  builtins: ReadonlyMap<string, Tool>,
+  builtins: ReadonlyMap<string, unknown>,
 ): string | undefined {
   // Each name folded once: a source of 1,000 tools beside another of 1,000 is 2,000 foldings, not a million.
   const taken = foldedNames(builtins.keys())
@@ -94,10 +89,13 @@ function foldedNames(names: Iterable<string>): Map<string, string> {
  * a tool whose name is already taken puts its whole source in error, naming both, so a source can
  * never shadow a built-in or an earlier source.
  */
-export function assembleTenant(sources: readonly HostedSource[], builtins: ReadonlyMap<string, Tool>): TenantSources {
-  const tools: Tool[] = []
-  const byName = new Map<string, Tool>()
-  const overrides = new Map<string, Tool>()
+export function assembleTenant(
+  sources: readonly HostedSource[],
+  builtins: ReadonlyMap<string, unknown>,
+): TenantSources {
+  const tools: CatalogEntry[] = []
+  const byName = new Map<string, CatalogEntry>()
+  const overrides = new Map<string, CatalogEntry>()
   const missing = new Map<string, { source: string; status: SourceState; reason: string }>()
   const owners = new Map<string, string>()
   // Folded names already in the catalog (foldedName), with their spelling: the built-ins first.

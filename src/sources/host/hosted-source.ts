@@ -1,5 +1,5 @@
+import type { CatalogEntry } from '../../catalog/entry'
 import type { Logger } from '../../core/logger'
-import type { Tool } from '../../tools/tool'
 import { kindFor } from '../kinds/all-kinds'
 import type { SourceDefinition } from '../manifest'
 import type { LoadedSource, SourceLoadContext, SourceOwner, SourceState, SourceStatus } from '../types'
@@ -17,8 +17,8 @@ export interface HostedSource {
   readonly revision: string
   readonly state: SourceState
   readonly reason: string | undefined
-  readonly tools: readonly Tool[]
-  readonly overrides: ReadonlyMap<string, Tool>
+  readonly tools: readonly CatalogEntry[]
+  readonly overrides: ReadonlyMap<string, CatalogEntry>
   /** Names its tools had when it was last ready: a call to one while it is not gets a hint naming the source. */
   readonly knownNames: readonly string[]
   readonly refreshedAt: Date | undefined
@@ -52,7 +52,7 @@ export function createHostedSource(options: HostedSourceOptions): HostedSource {
   let reason: string | undefined = broken ? definition.error : undefined
   let loaded: LoadedSource | undefined
   // The loaded tools, marked as a tenant's own when a tenant registered the source.
-  let loadedTools: readonly Tool[] = []
+  let loadedTools: readonly CatalogEntry[] = []
   let knownNames: string[] = [...(options.knownNames ?? [])]
   let refreshedAt: Date | undefined = broken ? new Date() : undefined
   let loading: Promise<void> | undefined
@@ -90,7 +90,7 @@ export function createHostedSource(options: HostedSourceOptions): HostedSource {
       const previous = loaded
       loaded = next
       loadedTools =
-        options.owner.kind === 'tenant' ? next.tools.map((tool) => ({ ...tool, tenantSource: true })) : next.tools
+        options.owner.kind === 'tenant' ? next.tools.map((entry) => ({ ...entry, tenantSource: true })) : next.tools
       await previous?.close?.().catch(() => {})
       knownNames = [...next.tools.map((tool) => tool.name), ...(next.overrides?.keys() ?? [])]
       state = 'ready'

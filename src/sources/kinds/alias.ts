@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { builtinEntry, type CatalogEntry, sourceEntry } from '../../catalog/entry'
 import { isSchema, type JsonSchema, propertiesOf } from '../../core/json-schema'
 import { defineTool, type Tool } from '../../tools/tool'
 import { inputSchemaOf, outputSchemaOf } from '../../tools/tool-schemas'
@@ -37,8 +38,8 @@ type AliasDeclaration = AliasManifest['tools'][number]
 export const aliasKind: SourceKind<AliasManifest> = {
   kind: 'alias',
   async load(manifest, context) {
-    const tools: Tool[] = []
-    const overrides = new Map<string, Tool>()
+    const tools: CatalogEntry[] = []
+    const overrides = new Map<string, CatalogEntry>()
     const notes: string[] = []
     for (const declared of manifest.tools) {
       const target = context.builtins.get(declared.tool)
@@ -59,27 +60,28 @@ export const aliasKind: SourceKind<AliasManifest> = {
   },
 }
 
-function aliasTool(source: string, declared: AliasDeclaration, target: Tool): Tool {
+function aliasTool(source: string, declared: AliasDeclaration, target: Tool): CatalogEntry {
   const targetInput = inputSchemaOf(target)
   const rename = declared.rename ?? {}
   const toTarget = (input: unknown) =>
     mapFields(input, targetInput, targetInput, declared.accept_camel_case ? camelToSnake : undefined, rename)
-  const sameName = declared.name === target.name
-  return defineTool({
+  const input = z.preprocess(toTarget, target.input)
+  // The built-in itself, accepting more spellings: same id, same listing.
+  if (declared.name === target.name) {
+    return builtinEntry(defineTool({ ...target, input }), {
+      schemas: { input: targetInput, output: outputSchemaOf(target) },
+    })
+  }
+  const tool = defineTool({
     ...target,
-    // The built-in itself, accepting more spellings: same id, same catalog entry.
-    ...(sameName
-      ? { schemas: { input: targetInput, output: outputSchemaOf(target) } }
-      : {
-          name: declared.name,
-          id: `${source}:${declared.name}`,
-          source,
-          aliasOf: target.name,
-          title: declared.title ?? target.title,
-          description: declared.description ?? target.description,
-          schemas: { input: renamedSchema(targetInput, rename), output: outputSchemaOf(target) },
-        }),
-    input: z.preprocess(toTarget, target.input),
+    name: declared.name,
+    title: declared.title ?? target.title,
+    description: declared.description ?? target.description,
+    input,
+  })
+  return sourceEntry(source, tool, {
+    aliasOf: target.name,
+    schemas: { input: renamedSchema(targetInput, rename), output: outputSchemaOf(target) },
   })
 }
 

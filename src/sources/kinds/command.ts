@@ -1,10 +1,11 @@
 import { z } from 'zod'
+import { type CatalogEntry, sourceEntry } from '../../catalog/entry'
 import { ToolError } from '../../core/errors'
 import { normalizeWorkspacePath } from '../../core/paths'
 import { existingFileRecord, fileOutput } from '../../downloads/handoff'
 import type { GeneratedFile } from '../../downloads/schemas'
 import { checkProgram } from '../../sandbox/policy/policy'
-import { defineTool, type Tool, type ToolContext } from '../../tools/tool'
+import { defineTool, type ToolContext } from '../../tools/tool'
 import {
   checkDeclaredTools,
   DeclaredTool,
@@ -84,7 +85,7 @@ export const commandKind: SourceKind<CommandManifest> = {
   },
 }
 
-function commandTool(manifest: CommandManifest, declared: CommandTool): Tool {
+function commandTool(manifest: CommandManifest, declared: CommandTool): CatalogEntry {
   const schemas = declaredSchemas({
     name: declared.name,
     input_schema: declared.input_schema,
@@ -98,11 +99,12 @@ function commandTool(manifest: CommandManifest, declared: CommandTool): Tool {
       ? bindArgv(declared.output_files, input).map((path) => normalizeWorkspacePath(path, { field: 'output_files' }))
       : [],
   })
-  return defineTool({
-    ...declaredIdentity(manifest.id, declared),
+  const tool = defineTool({
+    ...declaredIdentity(declared),
     input: schemas.input.validator,
     output: z.record(z.string(), z.unknown()),
-    schemas: { input: schemas.input.published, output: published },
+    // The sandbox runs it; the files it makes go back as links.
+    uses: ['shell', 'http', 'links'],
     // Checkout and sync-back come on top of the command's own timeout.
     deadlineMs: () => (declared.timeout_seconds + 120) * 1000,
     callTitle: (input) =>
@@ -134,12 +136,13 @@ function commandTool(manifest: CommandManifest, declared: CommandTool): Tool {
       }
     },
   })
+  return sourceEntry(manifest.id, tool, { schemas: { input: schemas.input.published, output: published } })
 }
 
 async function execute(
   manifest: CommandManifest,
   declared: CommandTool,
-  context: ToolContext,
+  context: ToolContext<'shell'>,
   argv: string[],
   stdin: string | undefined,
 ) {

@@ -1,7 +1,8 @@
 import { z } from 'zod'
+import { type CatalogEntry, sourceEntry } from '../../catalog/entry'
 import { ToolError } from '../../core/errors'
 import type { HttpClient } from '../../net/http'
-import { defineTool, type Tool } from '../../tools/tool'
+import { defineTool } from '../../tools/tool'
 import {
   checkDeclaredTools,
   DeclaredTool,
@@ -64,7 +65,7 @@ function httpTool(
   declared: HttpManifest['tools'][number],
   headers: Record<string, string>,
   http: HttpClient,
-): Tool {
+): CatalogEntry {
   const schemas = declaredSchemas(declared)
   const url = declared.path ? `${manifest.url.replace(/\/+$/, '')}${declared.path}` : manifest.url
   const method = declared.method ?? declared.name
@@ -82,11 +83,10 @@ function httpTool(
       manifest.protocol === 'jsonrpc' ? { jsonrpc: '2.0', id: crypto.randomUUID(), method, params: input } : input,
     ),
   })
-  return defineTool({
-    ...declaredIdentity(manifest.id, declared),
+  const tool = defineTool({
+    ...declaredIdentity(declared),
     input: schemas.input.validator,
     output: schemas.output.validator,
-    schemas: { input: schemas.input.published, output: schemas.output.published },
     deadlineMs: () => manifest.timeout_seconds * 1000 + 5_000,
     async run(input, tool) {
       const result = await upstreamJson(http, {
@@ -107,6 +107,9 @@ function httpTool(
         address: await verdictOf(http, url),
       }
     },
+  })
+  return sourceEntry(manifest.id, tool, {
+    schemas: { input: schemas.input.published, output: schemas.output.published },
   })
 }
 

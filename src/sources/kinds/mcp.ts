@@ -1,5 +1,6 @@
+import { type CatalogEntry, sourceEntry } from '../../catalog/entry'
 import type { Effect as EffectName } from '../../core/effects'
-import { defineTool, type Tool } from '../../tools/tool'
+import { defineTool } from '../../tools/tool'
 import { maxToolsPerSource, toolNamePattern } from '../declared'
 import { publishable } from '../published-text'
 import { compileSchema } from '../schema-compiler'
@@ -19,7 +20,7 @@ export const mcpKind: SourceKind<McpManifest> = {
       const client = await connection.client()
       const listed = await listAllTools(client, context.signal, connectTimeoutOf(manifest))
       const wanted = manifest.tools ? new Set(manifest.tools) : undefined
-      const tools: Tool[] = []
+      const tools: CatalogEntry[] = []
       const notes: string[] = []
       for (const upstream of listed) {
         if (wanted && !wanted.has(upstream.name)) continue
@@ -49,7 +50,7 @@ export const mcpKind: SourceKind<McpManifest> = {
 type UpstreamTool = Awaited<ReturnType<typeof listAllTools>>[number]
 
 /** One of the server's tools as a toolport tool, or why it was skipped. */
-function sourceTool(manifest: McpManifest, upstream: UpstreamTool, connection: Connection): Tool | string {
+function sourceTool(manifest: McpManifest, upstream: UpstreamTool, connection: Connection): CatalogEntry | string {
   const name = `${manifest.id}_${upstream.name}`
   if (!toolNamePattern.test(name))
     return `skipped ${JSON.stringify(upstream.name.slice(0, 80))}: ${name.slice(0, 80)} is not a valid tool name`
@@ -66,10 +67,8 @@ function sourceTool(manifest: McpManifest, upstream: UpstreamTool, connection: C
   // The output schema compiled above, not a second time.
   const check = output ? resultCheck(name, output) : undefined
   const timeoutMs = manifest.timeout_seconds * 1000
-  return defineTool({
+  const tool = defineTool({
     name,
-    id: `${manifest.id}:${upstream.name}`,
-    source: manifest.id,
     // The server's text, cleaned of what platforms may refuse in a tool list (published-text.ts).
     title: publishable(upstream.title ?? upstream.annotations?.title ?? upstream.name, 'line').slice(0, 100),
     description: publishable(upstream.description ?? upstream.name, 'text').slice(0, 1024),
@@ -85,7 +84,8 @@ function sourceTool(manifest: McpManifest, upstream: UpstreamTool, connection: C
     },
     input: input.validator,
     output: output ? output.validator : McpTextOutput,
-    schemas: { input: input.published, output: output ? output.published : mcpTextOutputSchema },
+    // The server's own content may be files: saved to the workspace, handed back as links.
+    uses: ['http', 'links'],
     deadlineMs: () => timeoutMs + connectTimeoutMs,
     async run(args, tool) {
       const result = await connection.call(upstream.name, args as Record<string, unknown>, tool.signal, timeoutMs)
@@ -100,6 +100,10 @@ function sourceTool(manifest: McpManifest, upstream: UpstreamTool, connection: C
         arguments: args,
       }
     },
+  })
+  return sourceEntry(manifest.id, tool, {
+    sourceName: upstream.name,
+    schemas: { input: input.published, output: output ? output.published : mcpTextOutputSchema },
   })
 }
 

@@ -1,6 +1,7 @@
 import { z } from 'zod'
+import { type CatalogEntry, sourceEntry } from '../../catalog/entry'
 import type { HttpClient } from '../../net/http'
-import { defineTool, type Tool } from '../../tools/tool'
+import { defineTool } from '../../tools/tool'
 import {
   Effect,
   Headers,
@@ -122,7 +123,7 @@ function operationTool(
   baseUrl: string,
   headers: Record<string, string>,
   http: HttpClient,
-): Tool {
+): CatalogEntry {
   const schemas = declaredSchemas({ name: plan.name, input_schema: plan.input, output_schema: plan.output })
   const requestOf = (input: Record<string, unknown>) => {
     const path = plan.path.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(String(input[name] ?? '')))
@@ -151,16 +152,13 @@ function operationTool(
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     }
   }
-  return defineTool({
+  const tool = defineTool({
     name: plan.name,
-    id: `${manifest.id}:${plan.name}`,
-    source: manifest.id,
     title: plan.title,
     description: plan.description,
     effect: plan.effect,
     input: schemas.input.validator,
     output: schemas.output.validator,
-    schemas: { input: schemas.input.published, output: schemas.output.published },
     callTitle: (input) =>
       `${plan.method} ${requestOf(input as Record<string, unknown>).url.replace(/^https?:\/\//, '')}`.slice(0, 120),
     deadlineMs: () => manifest.timeout_seconds * 1000 + 5_000,
@@ -180,5 +178,8 @@ function operationTool(
       const headers = maskHeaders(request.headers, Object.keys(manifest.headers ?? {}))
       return { request: { ...request, headers }, address: await verdictOf(http, request.url) }
     },
+  })
+  return sourceEntry(manifest.id, tool, {
+    schemas: { input: schemas.input.published, output: schemas.output.published },
   })
 }

@@ -32,7 +32,15 @@ type BrowserInput = {
   format?: 'png' | 'jpeg'
 }
 
-async function browserDryRun(tool: Tool, input: BrowserInput, context: DryRunContext, action: string) {
+// What the dry run asks of the deployment: the session, the address rules, where a file would go.
+const dryRunUses = ['browserSessions', 'http', 'links'] as const
+
+async function browserDryRun(
+  tool: Tool,
+  input: BrowserInput,
+  context: DryRunContext<(typeof dryRunUses)[number]>,
+  action: string,
+) {
   const sessions = requireSessions(context)
   const tenant = context.workspace.tenant
   const preview: z.output<typeof BrowserPreview> = { tool: tool.name, action }
@@ -72,7 +80,7 @@ function outputExtension(name: string, input: BrowserInput): string | undefined 
 
 /**
  * The browser tool with a call title that names its element or session, and, where it acts (every
- * effect but read), a dry run.
+ * effect but read), a dry run, with the services that dry run uses.
  */
 export function withBrowserDryRun(tool: Tool): Tool {
   const title = (input: BrowserInput & { element?: string; ref?: string }) => {
@@ -85,6 +93,7 @@ export function withBrowserDryRun(tool: Tool): Tool {
   if (tool.effect === 'read') return { ...tool, callTitle: title as never }
   return {
     ...tool,
+    uses: [...new Set([...(tool.uses ?? []), ...dryRunUses])],
     callTitle: title as never,
     dryRun: (input, context) => browserDryRun(tool, input as BrowserInput, context, title(input as BrowserInput)),
     preview: BrowserPreview,

@@ -19,6 +19,7 @@ export const browserScreenshot = defineTool({
   description:
     'A PNG or JPEG of the current tab (viewport, full page, or one element by ref), saved to the workspace with a download link. Use browser_snapshot to act on the page.',
   effect: 'write',
+  uses: ['browserSessions', 'http', 'links'],
   input: z.strictObject({
     session_id: SessionId,
     ref: Ref.optional().describe('Only this element.'),
@@ -65,6 +66,7 @@ export const browserPdf = defineTool({
   title: 'PDF of the session page',
   description: 'Print the current tab to PDF, saved to the workspace with a download link.',
   effect: 'write',
+  uses: ['browserSessions', 'http', 'links'],
   input: z.strictObject({ session_id: SessionId, output_path: OutputPath }),
   output: z.object({ ...FileOutputFields, session_id: z.string(), url: z.string() }),
   async run(input, context) {
@@ -86,6 +88,7 @@ export const browserFileUpload = defineTool({
   title: 'Upload files',
   description: 'Put workspace files into a file input (ref) of the current tab, as if chosen in the file dialog.',
   effect: 'external',
+  uses: ['browserSessions'],
   // It may replace what the site holds.
   hints: { destructive: true },
   input: z.strictObject({
@@ -112,6 +115,7 @@ export const browserDownload = defineTool({
   description:
     'Click a link or button (ref) that downloads a file and save the file to the workspace; without ref, save the last finished download.',
   effect: 'external',
+  uses: ['browserSessions', 'http', 'links'],
   input: z.strictObject({
     session_id: SessionId,
     ref: Ref.optional(),

@@ -9,6 +9,7 @@ export const browserClick = defineTool({
   title: 'Click',
   description: 'Click an element of the current tab by its ref from the snapshot. Answers with the new snapshot.',
   effect: 'external',
+  uses: ['browserSessions'],
   // It may submit a form or press a button that changes or deletes something on the site.
   hints: { destructive: true },
   input: z.strictObject({
@@ -32,6 +33,7 @@ export const browserType = defineTool({
   title: 'Type text',
   description: 'Replace the text of an editable element (ref) with text; with submit, press Enter afterwards.',
   effect: 'external',
+  uses: ['browserSessions'],
   // It may submit a form or press a button that changes or deletes something on the site.
   hints: { destructive: true },
   input: z.strictObject({
@@ -51,6 +53,7 @@ export const browserSelectOption = defineTool({
   title: 'Select option',
   description: 'Select one or more options (by value or label) in a dropdown (ref).',
   effect: 'external',
+  uses: ['browserSessions'],
   // It may submit a form or press a button that changes or deletes something on the site.
   hints: { destructive: true },
   input: z.strictObject({
@@ -68,6 +71,7 @@ export const browserPressKey = defineTool({
   title: 'Press key',
   description: 'Press a key in the current tab, e.g. Enter, Tab, Escape, ArrowDown, PageDown or a character.',
   effect: 'external',
+  uses: ['browserSessions'],
   // It may submit a form or press a button that changes or deletes something on the site.
   hints: { destructive: true },
   input: z.strictObject({ session_id: SessionId, key: z.string().min(1).max(32) }),
@@ -82,6 +86,7 @@ export const browserHover = defineTool({
   title: 'Hover',
   description: 'Move the mouse over an element (ref), e.g. to open a menu.',
   effect: 'external',
+  uses: ['browserSessions'],
   input: z.strictObject(Target),
   output: PageStateOutput,
   async run(input, context) {

@@ -9,6 +9,7 @@ export const browserNavigate = defineTool({
   title: 'Navigate',
   description: 'Load a URL in the current tab of a browser session. Answers with the page’s URL, title and snapshot.',
   effect: 'external',
+  uses: ['browserSessions', 'http'],
   input: z.strictObject({ session_id: SessionId, url: z.string().min(1).max(8192).describe('Public http(s) URL.') }),
   output: PageStateOutput,
   callTitle: (input) => `Navigate to ${input.url}`,
@@ -24,6 +25,7 @@ export const browserBack = defineTool({
   title: 'Go back',
   description: 'Go back to the previous page in the current tab of a browser session.',
   effect: 'external',
+  uses: ['browserSessions'],
   input: z.strictObject({ session_id: SessionId }),
   output: PageStateOutput,
   async run(input, context) {
@@ -37,6 +39,7 @@ export const browserSnapshot = defineTool({
   description:
     'The accessibility snapshot of the current tab: the page as a list of elements, each one you can act on with a ref. Better than a screenshot for acting on a page.',
   effect: 'read',
+  uses: ['browserSessions'],
   input: z.strictObject({ session_id: SessionId, max_chars: SnapshotChars }),
   output: PageStateOutput,
   async run(input, context) {
@@ -50,6 +53,7 @@ export const browserWaitFor = defineTool({
   description:
     'Wait until a text appears (text) or disappears (text_gone) in the current tab, or for a number of seconds; bounded by the action deadline.',
   effect: 'read',
+  uses: ['browserSessions'],
   input: z
     .strictObject({
       session_id: SessionId,
@@ -76,6 +80,7 @@ export const browserScroll = defineTool({
   title: 'Scroll',
   description: 'Scroll the current tab by x/y pixels (a mouse wheel), or until the element ref is in view.',
   effect: 'external',
+  uses: ['browserSessions'],
   input: z.strictObject({
     session_id: SessionId,
     ref: Ref.optional(),

@@ -8,6 +8,7 @@ export const browserConsole = defineTool({
   title: 'Console messages',
   description: 'The recent console messages (log, warning, error, page errors) of a browser session, oldest first.',
   effect: 'read',
+  uses: ['browserSessions'],
   input: z.strictObject({
     session_id: SessionId,
     limit: z.number().int().min(1).max(200).default(50).describe('Most recent messages returned. Default: 50.'),
@@ -27,6 +28,7 @@ export const browserEvaluate = defineTool({
   description:
     'Evaluate a JavaScript expression in the current tab and return its JSON value. Off unless the operator enables it (TOOLPORT_BROWSER_ALLOW_EVALUATE).',
   effect: 'external',
+  uses: ['browserSessions'],
   // Script in the page can do anything the page can.
   hints: { destructive: true },
   input: z.strictObject({

@@ -50,7 +50,7 @@ export const PageStateFields = {
 
 export const PageStateOutput = z.object(PageStateFields)
 
-export function requireSessions(context: Pick<ToolContext, 'browserSessions'>): BrowserSessions {
+export function requireSessions(context: Pick<ToolContext<'browserSessions'>, 'browserSessions'>): BrowserSessions {
   const sessions = context.browserSessions
   if (!sessions) {
     throw new ToolError('unavailable', 'Browser sessions are not available on this deployment.', {
@@ -61,7 +61,7 @@ export function requireSessions(context: Pick<ToolContext, 'browserSessions'>): 
   return sessions
 }
 
-export function session(context: ToolContext, id: string): BrowserSession {
+export function session(context: ToolContext<'browserSessions'>, id: string): BrowserSession {
   return requireSessions(context).get(context.workspace.tenant, id)
 }
 

@@ -23,6 +23,7 @@ export const browserOpen = defineTool({
   description:
     'Open a browser session (an isolated browser with its own cookies) and optionally load a URL. Returns session_id for the other browser_* tools and an accessibility snapshot with element refs.',
   effect: 'external',
+  uses: ['browserSessions', 'http'],
   input: z.strictObject({
     url: z.string().min(1).max(8192).optional().describe('Public http(s) URL to load first.'),
     viewport: z
@@ -71,6 +72,7 @@ export const browserClose = defineTool({
   description:
     'Close a browser session and everything in it (tabs, cookies, downloads not saved). With tab, close only that tab.',
   effect: 'write',
+  uses: ['browserSessions'],
   input: z.strictObject({
     session_id: SessionId,
     tab: z
@@ -101,6 +103,7 @@ export const browserTabs = defineTool({
   description:
     'List the tabs of a browser session, or select one (index) so the next actions work on it. Answers with the current tab’s snapshot.',
   effect: 'read',
+  uses: ['browserSessions'],
   input: z.strictObject({
     session_id: SessionId,
     action: z.enum(['list', 'select']).default('list'),

@@ -31,7 +31,7 @@ type PdfInput = Parameters<typeof assertPrintableArea>[0] & {
   footer_template?: string | undefined
 }
 
-export async function pdfDryRun(request: PdfInput, context: DryRunContext) {
+export async function pdfDryRun(request: PdfInput, context: DryRunContext<'browser' | 'links'>) {
   assertPrintableArea(request)
   const renderer = request.content_type === 'html' || (request.content_type === 'markdown' && context.browser)
   if (request.content_type === 'html' && !context.browser) {
@@ -78,7 +78,7 @@ interface OfficeInput {
 
 const extensions = { word: 'docx', powerpoint: 'pptx', excel: 'xlsx' } as const
 
-export async function officeDryRun(request: OfficeInput, context: DryRunContext) {
+export async function officeDryRun(request: OfficeInput, context: DryRunContext<'links'>) {
   const input = { ...request, content: contentOf(request.content) }
   const { toBlocks, toSections, toSheets } = await import('./office/content-blocks')
   // The content is read as the renderer reads it, so content it cannot use is refused here too.

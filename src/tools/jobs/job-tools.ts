@@ -10,7 +10,7 @@ const pollMs = 500
 
 const JobId = z.string().regex(jobIdPattern, 'must be a job_id as a 202 answer gave it').describe('The job_id.')
 
-function jobsOf(context: Pick<ToolContext, 'jobs'>) {
+function jobsOf(context: Pick<ToolContext<'jobs'>, 'jobs'>) {
   if (!context.jobs) {
     throw new ToolError('unavailable', 'Jobs are not available here.', {
       notOffered: true,
@@ -27,7 +27,7 @@ function notFound(id: string): ToolError {
   })
 }
 
-function view(job: JobRecord, context: ToolContext) {
+function view(job: JobRecord, context: Pick<ToolContext, 'origin'>) {
   const origin = context.origin ?? ''
   return publicJob(job, jobStatusUrl(origin, job.id))
 }
@@ -43,9 +43,7 @@ export const getJob = defineTool({
   description:
     'Get a long-running call started as a job (a 202 answer or a handed-over call): status, and result or error once finished. wait_seconds waits up to 50 s for it to finish.',
   effect: 'read',
-  everyKey: true,
-  runsInline: true,
-  describedBy: 'GET /v1/jobs/{id}',
+  uses: ['jobs'],
   callTitle: (input) => `Job ${input.job_id}`,
   input: z.strictObject({
     job_id: JobId,
@@ -77,11 +75,9 @@ export const cancelJob = defineTool({
   title: 'Cancel job',
   description: 'Cancel a queued or running job: its work is stopped. A finished job is answered unchanged.',
   effect: 'write',
+  uses: ['jobs'],
   // Cancelling a cancelled or finished job changes nothing.
   hints: { idempotent: true },
-  everyKey: true,
-  runsInline: true,
-  describedBy: 'DELETE /v1/jobs/{id}',
   callTitle: (input) => `Cancel job ${input.job_id}`,
   input: z.strictObject({ job_id: JobId }),
   output: JobView,

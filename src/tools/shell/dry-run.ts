@@ -55,7 +55,7 @@ interface CommandInput {
   egress?: EgressText | undefined
 }
 
-export async function executeCommandDryRun(input: CommandInput, context: DryRunContext) {
+export async function executeCommandDryRun(input: CommandInput, context: DryRunContext<'shell'>) {
   const { shell, workspace, keyEgress } = context
   if (!shell) {
     throw new ToolError('unavailable', 'No command sandbox is available on this server.', {

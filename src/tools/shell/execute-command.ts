@@ -28,6 +28,7 @@ export const executeCommand = defineTool({
   description:
     'Run a shell command (/bin/sh -c) in a fresh sandbox whose /workspace is the workspace; files changed there are saved back. Network only as the egress policy allows (GET /v1/context). Returns exit_code, stdout, stderr, files_changed.',
   effect: 'destructive',
+  uses: ['shell'],
   callTitle: (input) => `Run: ${shorten(input.command.replace(/\s+/g, ' ').trim(), 60)}`,
   input: z.strictObject({
     command: z

@@ -8,6 +8,7 @@ export const systemInfo = defineTool({
   description:
     'Describe the machine the tools run on: operating system, CPU count, memory, storage, runtime, and whether the shell sandbox and web access are available.',
   effect: 'read',
+  uses: ['system', 'shell', 'http', 'search'],
   input: z.strictObject({}),
   output: z.object({
     os: z.string(),
@@ -45,6 +46,7 @@ export const getEnv = defineTool({
   title: 'Read environment variable',
   description: 'Read one environment variable of the service, among those the operator allowed (TOOLPORT_ENV_ALLOW).',
   effect: 'read',
+  uses: ['environment'],
   input: z.strictObject({ name: z.string().min(1).max(128).describe('Variable name, e.g. "REGION".') }),
   callTitle: (input) => `Read variable ${input.name}`,
   output: z.object({ name: z.string(), value: z.string() }),

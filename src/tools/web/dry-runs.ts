@@ -56,7 +56,7 @@ interface HttpFetchInput {
   timeout_seconds: number
 }
 
-export async function httpFetchDryRun(input: HttpFetchInput, context: DryRunContext) {
+export async function httpFetchDryRun(input: HttpFetchInput, context: DryRunContext<'http'>) {
   const http = requireHttp(context.http)
   return {
     request: {
@@ -79,7 +79,7 @@ export const WebFetchPreview = z.object({
 
 export async function webFetchDryRun(
   input: { url: string; format: string; max_chars: number; render: boolean },
-  context: DryRunContext,
+  context: DryRunContext<'http' | 'browser'>,
 ) {
   const http = requireHttp(context.http)
   if (input.render && !context.browser) {
@@ -101,7 +101,7 @@ export const SearchPreview = z.object({
   provider: z.string().describe('The search provider the query would be sent to.'),
 })
 
-export async function webSearchDryRun(input: { query: string; count: number }, context: DryRunContext) {
+export async function webSearchDryRun(input: { query: string; count: number }, context: DryRunContext<'search'>) {
   if (!context.search) {
     throw new ToolError('unavailable', 'No web search provider is configured on this server.', {
       notOffered: true,
@@ -128,7 +128,7 @@ export async function screenshotDryRun(
     format: 'png' | 'jpeg'
     output_path?: string | undefined
   },
-  context: DryRunContext,
+  context: DryRunContext<'browser' | 'http' | 'links'>,
 ) {
   if (!context.browser) {
     throw new ToolError('unavailable', 'No browser is available on this server.', {

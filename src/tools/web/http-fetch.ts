@@ -24,6 +24,7 @@ export const httpFetch = defineTool({
   description:
     'Send one HTTP request (GET, POST, PUT, PATCH, DELETE, HEAD) to a public URL and return status, headers and body (text, or base64 for binary). Private and metadata addresses are refused.',
   effect: 'external',
+  uses: ['http'],
   // A PUT or DELETE may change or remove what the URL holds.
   hints: { destructive: true },
   input: z.strictObject({

@@ -14,6 +14,7 @@ export const screenshot = defineTool({
   description:
     'Take a PNG or JPEG screenshot of a public web page (url) or of HTML you provide, at a chosen viewport size, optionally the full page. The image is stored in the workspace and returned as a download link.',
   effect: 'external',
+  uses: ['browser', 'http', 'links'],
   input: z
     .strictObject({
       url: z.string().min(1).max(8192).optional().describe('Public http(s) URL to load. Give url or html.'),

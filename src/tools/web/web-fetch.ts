@@ -17,6 +17,7 @@ export const webFetch = defineTool({
   description:
     'Fetch a public web page and return its readable main text (article body without navigation or ads) as markdown (links kept), plain text or cleaned HTML, with title and byline.',
   effect: 'external',
+  uses: ['http', 'browser', 'offload'],
   // A GET: fetching again changes nothing.
   hints: { idempotent: true },
   input: z.strictObject({
@@ -105,7 +106,7 @@ const readPageTimeoutMs = 15_000
 async function readPage(
   html: string,
   url: string,
-  { offload, signal }: Pick<ToolContext, 'offload' | 'signal'>,
+  { offload, signal }: Pick<ToolContext<'offload'>, 'offload' | 'signal'>,
 ): Promise<ReadablePage> {
   try {
     return await offloaded(offload, webTasks, 'read-page', { html, url }, { signal, timeoutMs: readPageTimeoutMs })

@@ -9,6 +9,7 @@ export const webSearch = defineTool({
   description:
     'Search the web and return the top results as title, url and snippet. Follow up with web_fetch to read a result.',
   effect: 'external',
+  uses: ['search'],
   // A search changes nothing.
   hints: { idempotent: true },
   input: z.strictObject({

@@ -68,6 +68,7 @@ export const excelAnalyze = defineTool({
   description:
     'Describe an .xlsx or .csv file: sheets with row and column counts, headers, inferred column types, sample rows, formulas and merged cells. Reads a workspace path or an attached file.',
   effect: 'read',
+  uses: ['http', 'links', 'offload'],
   input: z.strictObject({
     ...FileInputFields,
     sheet: z.string().min(1).max(100).optional().describe('Analyze only this sheet (by name). Default: all.'),

@@ -17,6 +17,7 @@ export const officeDocument = defineTool({
   description:
     'Create a Word (.docx), PowerPoint (.pptx) or Excel (.xlsx) file from Markdown or JSON (sections, slides, sheets), styled by customization. Returns a download link.',
   effect: 'write',
+  uses: ['http', 'links'],
   input: z.strictObject({
     document_type: z.enum(['word', 'powerpoint', 'excel']).describe('word | powerpoint | excel.'),
     title: z

@@ -94,8 +94,10 @@ function browserOptions(request: Input): PdfRenderOptions {
   }
 }
 
+type PdfContext = ToolContext<'browser' | 'offload' | 'http' | 'links'>
+
 /** Markdown through pdf-lib, off the event loop (pdf-lib lays out about a thousand lines a second). */
-function renderMarkdownWithoutBrowser(request: Input, context: ToolContext) {
+function renderMarkdownWithoutBrowser(request: Input, context: PdfContext) {
   return offloaded(
     context.offload,
     documentTasks,
@@ -107,7 +109,7 @@ function renderMarkdownWithoutBrowser(request: Input, context: ToolContext) {
 
 async function render(
   request: Input,
-  context: ToolContext,
+  context: PdfContext,
 ): Promise<{ bytes: Uint8Array; pages: number; renderer: 'chromium' | 'pdf-lib' }> {
   if (request.content_type === 'text') {
     const rendered = await offloaded(
@@ -169,6 +171,7 @@ export const pdfGeneration = defineTool({
   description:
     'Make a PDF from HTML, Markdown or plain text, with page size, orientation, margins and header/footer templates. Automatic page breaks. Returns a download link.',
   effect: 'write',
+  uses: ['browser', 'offload', 'http', 'links'],
   input,
   output: z.object({
     ...FileOutputFields,
