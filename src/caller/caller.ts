@@ -31,7 +31,7 @@ import { runWithDeadline } from './deadline'
 import { parseInput } from './input'
 import { type CallJobsDeps, createCallJobs } from './jobs'
 import type { CallSettings } from './settings'
-import { type ContextParts, servicePicker, ToolCallContext } from './tool-context'
+import { type ContextParts, declaredServices, ToolCallContext } from './tool-context'
 
 export interface CallerDeps {
   catalog: Catalog
@@ -136,7 +136,7 @@ export function createCaller(deps: CallerDeps): Caller {
     },
   })
   const access = jobAccess(jobs)
-  const pick = servicePicker({ ...deps.services, jobs: access })
+  const services: ToolServices = { ...deps.services, jobs: access }
 
   function partsOf(call: Call, callLimits: ToolLimits, emit: ((event: ToolEvent) => void) | undefined): ContextParts {
     const { principal } = call
@@ -158,7 +158,13 @@ export function createCaller(deps: CallerDeps): Caller {
     http: deps.services.http,
     dryRunContext: (call) => {
       const { workspace, keyEgress, principal } = partsOf(call, syncLimits, undefined)
-      return { ...pick(call.entry.tool), workspace, limits: syncLimits, keyEgress, principal } as never
+      return {
+        ...declaredServices(services, call.entry.tool),
+        workspace,
+        limits: syncLimits,
+        keyEgress,
+        principal,
+      } as never
     },
   })
 
@@ -193,8 +199,12 @@ export function createCaller(deps: CallerDeps): Caller {
     emit: ((event: ToolEvent) => void) | undefined,
   ): Promise<unknown> {
     const { tool } = call.entry
-    // Typed for the services the tool declared (its `uses`), which are what pick gives it.
-    const context = new ToolCallContext(partsOf(call, callLimits, emit), pick(tool), controller) as never
+    // Typed for the services the tool declared (its `uses`), which are the ones it is given.
+    const context = new ToolCallContext(
+      partsOf(call, callLimits, emit),
+      declaredServices(services, tool),
+      controller,
+    ) as never
     const deadlineMs = tool.deadlineMs?.(call.input) ?? callLimits.callTimeoutMs
     const output =
       deadlineMs === undefined
@@ -234,7 +244,7 @@ export function createCaller(deps: CallerDeps): Caller {
       }
     }
     let timer: ReturnType<typeof setTimeout> | undefined
-    // Whichever comes first settles the one promise (no Promise.race and its promises per call).
+    // Whichever comes first settles the one promise, as runWithDeadline does (see its measurement).
     const outcome = await new Promise<{ output: unknown } | { error: unknown } | 'slow'>((resolve) => {
       timer = setTimeout(() => resolve('slow'), syncTimeoutMs)
       work.then(

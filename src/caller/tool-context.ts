@@ -5,20 +5,11 @@ import type { ToolServices } from '../tools/services'
 import type { CallContext, Tool, ToolEvent, ToolLimits } from '../tools/tool'
 import type { Workspace } from '../workspace/workspace'
 
-/** The services each tool declared, picked once per tool (a source's tools are new objects when it reloads). */
-export type ServicePicker = (tool: Tool) => Partial<ToolServices>
-
-export function servicePicker(services: ToolServices): ServicePicker {
-  const picked = new WeakMap<Tool, Partial<ToolServices>>()
-  return (tool) => {
-    let own = picked.get(tool)
-    if (!own) {
-      own = {}
-      for (const name of tool.uses ?? []) Object.assign(own, { [name]: services[name] })
-      picked.set(tool, own)
-    }
-    return own
-  }
+/** The services a tool declared in `uses`, and no others. */
+export function declaredServices(services: ToolServices, tool: Tool): Partial<ToolServices> {
+  const own: Partial<ToolServices> = {}
+  for (const name of tool.uses ?? []) Object.assign(own, { [name]: services[name] })
+  return own
 }
 
 /** What one call's context is made of, besides the tool's services and the call's controller. */

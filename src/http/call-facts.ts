@@ -15,8 +15,11 @@ export function labelCall(context: Context<AppEnv>, entry: CatalogEntry): void {
 }
 
 /**
- * How this request hears its client go away: on Node the response's own close (no AbortSignal is made
- * for a call that never needs one), elsewhere the request's signal, read only when a call subscribes.
+ * How this request hears its client go away: on Node the response's own close, elsewhere the request's
+ * signal, read only when a call subscribes. On @hono/node-server reading the request's signal makes an
+ * AbortController and its AbortSignal for the request (3.3 µs per AbortSignal measured here, ~2% of a
+ * read_file call), which the close of the response makes unneeded. Tests: node-bindings.test.ts over
+ * real HTTP, caller.test.ts (a disconnect without a reason).
  */
 export function requestDisconnect(context: Context<AppEnv>): Disconnect {
   return nodeDisconnect(context) ?? ((listener) => disconnectOf(context.req.raw.signal)(listener))

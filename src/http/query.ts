@@ -51,7 +51,9 @@ const escaped = /[%+]/
 /**
  * The name-value pairs of a query string as URLSearchParams reads them. A query with no '%' or '+'
  * (nearly every call's ?workspace=…) holds nothing to decode, so it is split as it is: on the
- * request path URLSearchParams cost more than the schema that checks its values.
+ * request path URLSearchParams cost more than the schema that checks its values (with Hono parsing the
+ * query again, 15% of read_file's CPU per call in paired ablation runs, 2026-12-03; docs/benchmarks.md).
+ * Tests: query.test.ts holds it to URLSearchParams on escaped, repeated and odd queries.
  */
 function queryPairs(search: string): Iterable<[string, string]> {
   if (escaped.test(search)) return new URLSearchParams(search)

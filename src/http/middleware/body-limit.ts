@@ -8,7 +8,9 @@ import { ToolError } from '../../core/errors'
  * streaming the socket, and then, when Content-Length is given without Transfer-Encoding, decides
  * on Content-Length alone (the HTTP parser never delivers more body than it declares). That
  * decision is taken here from the headers; only bodies of unknown length go through hono's counting
- * stream.
+ * stream. Measured on a bare @hono/node-server route reading a 20-byte JSON body (16 connections,
+ * three rounds, Node 20 here): 146–200 µs of CPU per request with hono's bodyLimit, 37–50 µs with
+ * this. Tests: test/contract/http-contract.test.ts (413 by Content-Length and for a chunked body).
  */
 export function limitBody(maxBytes: number, hint: string): MiddlewareHandler {
   const onError = (): never => {
