@@ -1,22 +1,15 @@
 import type { ApprovalStore } from '../approvals/store'
-import {
-  assertToolAllowed,
-  type Principal,
-  type StoredPrincipal,
-  storedFormOf,
-  storedPrincipal,
-} from '../auth/principal'
+import { assertToolAllowed, type Principal, type StoredPrincipal, storedPrincipal } from '../auth/principal'
 import type { Catalog } from '../catalog/catalog'
 import type { CatalogEntry } from '../catalog/entry'
 import { ToolError } from '../core/errors'
 import type { Logger } from '../core/logger'
 import { type JobAccess, jobAccess } from '../jobs/access'
-import type { JobRunner, JobSpec } from '../jobs/runner'
+import type { JobRunner } from '../jobs/runner'
 import type { JobRecord } from '../jobs/types'
 import type { ObjectStore } from '../storage/store'
 import type { ToolServices } from '../tools/services'
-import type { ToolEvent, ToolLimits } from '../tools/tool'
-import { createWorkspace } from '../workspace/workspace'
+import type { ToolLimits } from '../tools/tool'
 import {
   type ApprovalGate,
   approvalNotFound,
@@ -27,11 +20,10 @@ import {
 } from './approvals'
 import type { AdmittedCall, Call, CallRequest, Disconnect, RunOptions } from './call'
 import { disconnectOf } from './call'
-import { runWithDeadline } from './deadline'
 import { parseInput } from './input'
-import { type CallJobsDeps, createCallJobs } from './jobs'
+import { type CallJobsDeps, createCallJobs, jobSpec } from './jobs'
+import { createToolRunner } from './run-tool'
 import type { CallSettings } from './settings'
-import { type ContextParts, declaredServices, ToolCallContext } from './tool-context'
 
 export interface CallerDeps {
   catalog: Catalog
@@ -125,47 +117,23 @@ export function createCaller(deps: CallerDeps): Caller {
     log,
     // A job runs without the synchronous deadline: only the tool's own (and the runtime's, on Lambda).
     async run(job, signal) {
-      const call = await restore({ ...job, principal: job.principal, origin: job.origin })
+      const call = await restore(job)
       const controller = new AbortController()
       const unsubscribe = disconnectOf(signal)((reason) => controller.abort(reason))
       try {
-        return await execute(call, limits, controller, undefined)
+        return await tools.run(call, limits, controller, undefined)
       } finally {
         unsubscribe()
       }
     },
   })
   const access = jobAccess(jobs)
-  const services: ToolServices = { ...deps.services, jobs: access }
-
-  function partsOf(call: Call, callLimits: ToolLimits, emit: ((event: ToolEvent) => void) | undefined): ContextParts {
-    const { principal } = call
-    return {
-      workspace: createWorkspace(storage, principal.tenant, call.workspaceId, { quota: deps.services.quota }),
-      limits: callLimits,
-      log,
-      emit,
-      origin: call.origin,
-      keyEgress: principal.egress,
-      principal,
-      inlineImages: call.inlineImages,
-    }
-  }
-
+  const tools = createToolRunner({ storage, log, services: { ...deps.services, jobs: access } })
   const gate = createApprovalGate({
     ...deps.approvals,
     limits: syncLimits,
     http: deps.services.http,
-    dryRunContext: (call) => {
-      const { workspace, keyEgress, principal } = partsOf(call, syncLimits, undefined)
-      return {
-        ...declaredServices(services, call.entry.tool),
-        workspace,
-        limits: syncLimits,
-        keyEgress,
-        principal,
-      } as never
-    },
+    dryRunContext: (call) => tools.dryRunContext(call, syncLimits),
   })
 
   /** The tool the key's tenant holds under this name (not_found), if the key may call it (permission_denied). */
@@ -191,34 +159,6 @@ export function createCaller(deps: CallerDeps): Caller {
     })
   }
 
-  /** Runs the tool with the call's own controller and deadline, and checks its output against its schema. */
-  async function execute(
-    call: Call,
-    callLimits: ToolLimits,
-    controller: AbortController,
-    emit: ((event: ToolEvent) => void) | undefined,
-  ): Promise<unknown> {
-    const { tool } = call.entry
-    // Typed for the services the tool declared (its `uses`), which are the ones it is given.
-    const context = new ToolCallContext(
-      partsOf(call, callLimits, emit),
-      declaredServices(services, tool),
-      controller,
-    ) as never
-    const deadlineMs = tool.deadlineMs?.(call.input) ?? callLimits.callTimeoutMs
-    const output =
-      deadlineMs === undefined
-        ? await tool.run(call.input, context)
-        : await runWithDeadline(deadlineMs, controller, () => tool.run(call.input, context))
-    // No transport ever sends what the catalog does not promise.
-    const checked = tool.output.safeParse(output)
-    if (!checked.success) {
-      log.error('tool output does not match its schema', { tool: tool.name, issues: checked.error.issues })
-      throw new ToolError('internal', `${tool.name} produced an invalid result.`)
-    }
-    return checked.data
-  }
-
   async function run(call: AdmittedCall, options: RunOptions = {}): Promise<RunOutcome> {
     if (!admitted.has(call)) {
       throw new ToolError('permission_denied', `This key needs an approval to call ${call.entry.name}.`, {
@@ -235,7 +175,7 @@ export function createCaller(deps: CallerDeps): Caller {
       if (!handedOver) controller.abort(reason ?? new Error('client disconnected'))
     })
     const startedAt = Date.now()
-    const work = execute(call, syncLimits, controller, options.emit)
+    const work = tools.run(call, syncLimits, controller, options.emit)
     if (mode === 'now' || syncTimeoutMs <= 0) {
       try {
         return { output: await work }
@@ -302,18 +242,5 @@ export function createCaller(deps: CallerDeps): Caller {
     approvals: { list: (principal, options) => gate.list(principal, options), show: (...args) => gate.show(...args) },
     jobs,
     jobAccess: access,
-  }
-}
-
-/** What a job keeps of a call: enough to run it later, anywhere, as the key that asked. */
-function jobSpec(call: Call, callbackUrl: string | null): JobSpec {
-  return {
-    tenant: call.principal.tenant,
-    principal: storedFormOf(call.principal),
-    tool: call.entry.name,
-    workspace: call.workspaceId,
-    input: call.input,
-    origin: call.origin ?? null,
-    callback_url: callbackUrl,
   }
 }

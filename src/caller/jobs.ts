@@ -1,12 +1,14 @@
+import { storedFormOf } from '../auth/principal'
 import type { Logger } from '../core/logger'
 import { deliverCallback } from '../jobs/callback'
 import { createJobStore } from '../jobs/job-store'
 import { errorToProblem } from '../jobs/problem'
-import { createJobRunner, type JobDispatch, type JobRunner } from '../jobs/runner'
+import { createJobRunner, type JobDispatch, type JobRunner, type JobSpec } from '../jobs/runner'
 import type { JobSettings } from '../jobs/settings'
 import { type JobRecord, jobStatusUrl, publicJob } from '../jobs/types'
 import type { HttpClient } from '../net/http'
 import type { ObjectStore } from '../storage/store'
+import type { Call } from './call'
 
 export interface CallJobsDeps {
   settings: JobSettings
@@ -61,4 +63,17 @@ export function createCallJobs(deps: CallJobsDeps): JobRunner {
     void runner.recover().catch((error: unknown) => log.warn('job recovery failed', { cause: String(error) }))
   }
   return runner
+}
+
+/** What a job keeps of a call: enough to run it later, anywhere, as the key that asked. */
+export function jobSpec(call: Call, callbackUrl: string | null): JobSpec {
+  return {
+    tenant: call.principal.tenant,
+    principal: storedFormOf(call.principal),
+    tool: call.entry.name,
+    workspace: call.workspaceId,
+    input: call.input,
+    origin: call.origin ?? null,
+    callback_url: callbackUrl,
+  }
 }

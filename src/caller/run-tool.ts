@@ -1,0 +1,74 @@
+import { ToolError } from '../core/errors'
+import type { Logger } from '../core/logger'
+import type { ObjectStore } from '../storage/store'
+import type { ToolServices } from '../tools/services'
+import type { DryRunContext, ServiceName, ToolEvent, ToolLimits } from '../tools/tool'
+import { createWorkspace } from '../workspace/workspace'
+import type { Call } from './call'
+import { runWithDeadline } from './deadline'
+import { type ContextParts, declaredServices, ToolCallContext } from './tool-context'
+
+export interface ToolRunnerDeps {
+  storage: ObjectStore
+  log: Logger
+  /** Everything the deployment lends; each tool is given the services it declares. */
+  services: ToolServices
+}
+
+/** Runs the tool of a call: its context, its deadline, its output checked; and the context of its dry run. */
+export interface ToolRunner {
+  /** The call's controller is aborted by its deadline (and by whoever else holds it: a disconnect, a cancel). */
+  run(
+    call: Call,
+    limits: ToolLimits,
+    controller: AbortController,
+    emit: ((event: ToolEvent) => void) | undefined,
+  ): Promise<unknown>
+  dryRunContext(call: Call, limits: ToolLimits): DryRunContext<ServiceName>
+}
+
+export function createToolRunner(deps: ToolRunnerDeps): ToolRunner {
+  const { storage, log, services } = deps
+
+  function partsOf(call: Call, limits: ToolLimits, emit: ((event: ToolEvent) => void) | undefined): ContextParts {
+    const { principal } = call
+    return {
+      workspace: createWorkspace(storage, principal.tenant, call.workspaceId, { quota: services.quota }),
+      limits,
+      log,
+      emit,
+      origin: call.origin,
+      keyEgress: principal.egress,
+      principal,
+      inlineImages: call.inlineImages,
+    }
+  }
+
+  return {
+    async run(call, limits, controller, emit) {
+      const { tool } = call.entry
+      // Typed for the services the tool declared (its `uses`), which are the ones it is given.
+      const context = new ToolCallContext(
+        partsOf(call, limits, emit),
+        declaredServices(services, tool),
+        controller,
+      ) as never
+      const deadlineMs = tool.deadlineMs?.(call.input) ?? limits.callTimeoutMs
+      const output =
+        deadlineMs === undefined
+          ? await tool.run(call.input, context)
+          : await runWithDeadline(deadlineMs, controller, () => tool.run(call.input, context))
+      // No transport ever sends what the catalog does not promise.
+      const checked = tool.output.safeParse(output)
+      if (!checked.success) {
+        log.error('tool output does not match its schema', { tool: tool.name, issues: checked.error.issues })
+        throw new ToolError('internal', `${tool.name} produced an invalid result.`)
+      }
+      return checked.data
+    },
+    dryRunContext(call, limits) {
+      const { workspace, keyEgress, principal } = partsOf(call, limits, undefined)
+      return { ...declaredServices(services, call.entry.tool), workspace, limits, keyEgress, principal } as never
+    },
+  }
+}
