@@ -180,7 +180,7 @@ export function createSourceHost(deps: SourceHostDeps): SourceHost {
     if (waits.length > 0) await Promise.all(waits)
   }
 
-  /** The tenant's sources assembled with the operator's, once per registry version. */
+  /** The tenant's sources assembled with the operator's, once per version of the sources. */
   async function forTenant(tenant: string | undefined): Promise<TenantSources> {
     const sources = await prepare(tenant)
     const key = tenant ?? ''
