@@ -14,18 +14,22 @@ const renameAttempts = 3
 /**
  * Writes body to a temp file, then puts it at key: `replace` renames it over whatever is there (put),
  * `create` links it and fails with EEXIST when the key is taken. The temp name never outlives the call.
+ * `previous` is the version it replaces: the new one gets a later mtime than it (etags are inode, size
+ * and mtime, and the kernel's file clock ticks in milliseconds), so no two versions of a key in a row
+ * share an etag, and none shares one with any older version either (the mtimes only grow).
  */
 export async function writeObject(
   root: string,
   key: string,
   body: ObjectBody,
   mode: 'replace' | 'create',
+  previous?: BigIntStats | null,
 ): Promise<BigIntStats> {
   const tempPath = join(root, tempFolder, `${randomUUID()}.tmp`)
   try {
     await prepareParents(root, key)
     await prepareTempFolder(root)
-    const written = await writeTempFile(tempPath, body)
+    const written = await writeTempFile(tempPath, body, previous?.mtimeNs)
     await moveIntoPlace(root, tempPath, key, mode === 'replace' ? rename : link)
     // A link leaves the temp name as a second name of the object; a rename took it away.
     if (mode === 'create') await rm(tempPath, { force: true }).catch(() => {})
@@ -113,12 +117,19 @@ async function prepareTempFolder(root: string): Promise<void> {
 }
 
 /** Returns the stats of the written file: the rename keeps its inode and mtime, so they describe the object. */
-async function writeTempFile(tempPath: string, body: ObjectBody): Promise<BigIntStats> {
+async function writeTempFile(
+  tempPath: string,
+  body: ObjectBody,
+  newerThanNs: bigint | undefined,
+): Promise<BigIntStats> {
   const handle = await open(tempPath, tempFlags)
   try {
     await writeBody(handle, body)
     // Without a sync the rename can reach the disk before the data, leaving an empty file after a crash.
     await handle.datasync()
+    const stats = await handle.stat({ bigint: true })
+    if (newerThanNs === undefined || stats.mtimeNs > newerThanNs) return stats
+    await handle.utimes(stats.atime, new Date(Number(newerThanNs / 1_000_000n) + 1))
     return await handle.stat({ bigint: true })
   } finally {
     await handle.close()

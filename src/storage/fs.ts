@@ -2,6 +2,7 @@ import { type BigIntStats, closeSync, constants, createReadStream, fstatSync, ls
 import { access, mkdir, realpath, unlink } from 'node:fs/promises'
 import { Readable } from 'node:stream'
 import { ToolError } from '../core/errors'
+import { createKeyedLock } from '../core/keyed-lock'
 import { guarded, hasCode } from './fs-errors'
 import { collectEntries } from './fs-list'
 import { namesOpenFiles, openVerified } from './fs-open'
@@ -17,8 +18,10 @@ import type {
   ObjectStore,
   ObjectStream,
   ObjectTooLarge,
+  PutOptions,
   StoredObject,
 } from './store'
+import { created, type DeleteOptions, holds, PreconditionFailed } from './store'
 import { timeSlices } from './time-slices'
 
 /**
@@ -48,6 +51,7 @@ export async function createFsStorage(options: FsStorageOptions): Promise<Object
   const root = await realpath(options.root)
   const pathOf = (key: string) => keyPath(root, key)
   const canVerifyOpens = await namesOpenFiles(root)
+  const turns = createKeyedLock()
 
   /**
    * The descriptor of key's file for get, getStream and head, or null when there is none: opened
@@ -122,18 +126,43 @@ export async function createFsStorage(options: FsStorageOptions): Promise<Object
     return infoOf(key, opened.stats)
   }
 
-  async function put(key: string, body: ObjectBody): Promise<ObjectInfo> {
-    return infoOf(key, await writeObject(root, key, body, 'replace'))
+  /**
+   * Every write and delete of a key takes its turn (an in-process lock per key), so checking a write's
+   * condition against the version there and writing are one step. One folder serves one process: another
+   * process writing it is not in these turns (docs/storage.md).
+   */
+  async function inTurn<T>(key: string, critical: () => Promise<T>): Promise<T> {
+    const release = await turns.acquire(key)
+    try {
+      return await critical()
+    } finally {
+      release()
+    }
   }
 
-  async function create(key: string, body: Uint8Array | string): Promise<boolean> {
-    try {
-      await writeObject(root, key, body, 'create')
-      return true
-    } catch (error) {
-      if (hasCode(error, 'EEXIST')) return false
-      throw error
-    }
+  /** The regular file at key now (null: none), as its etag is made. */
+  async function current(key: string): Promise<BigIntStats | null> {
+    const stats = await inspect(root, key)
+    return stats?.isFile() ? stats : null
+  }
+
+  async function put(key: string, body: ObjectBody, options: PutOptions = {}): Promise<ObjectInfo> {
+    return inTurn(key, async () => {
+      const previous = await current(key)
+      if (!holds(previous ? infoOf(key, previous) : undefined, options)) {
+        if (body instanceof ReadableStream && !body.locked) await body.cancel().catch(() => {})
+        throw new PreconditionFailed()
+      }
+      // A new key is linked into place: a file another process made meanwhile is not replaced (EEXIST).
+      const mode = previous ? 'replace' : 'create'
+      try {
+        return infoOf(key, await writeObject(root, key, body, mode, previous))
+      } catch (error) {
+        if (!hasCode(error, 'EEXIST')) throw error
+        if (options.ifNoneMatch === '*' || options.ifMatch !== undefined) throw new PreconditionFailed()
+        return infoOf(key, await writeObject(root, key, body, 'replace', await current(key)))
+      }
+    })
   }
 
   async function list(prefix: string, options: ListOptions): Promise<ListResult> {
@@ -168,15 +197,21 @@ export async function createFsStorage(options: FsStorageOptions): Promise<Object
     return result
   }
 
-  async function remove(key: string): Promise<void> {
-    // A directory (or any other non-file) is not an object, so there is nothing to delete.
-    if (!(await inspect(root, key))?.isFile()) return
-    try {
-      await unlink(pathOf(key))
-    } catch (error) {
-      if (!hasCode(error, 'ENOENT')) throw error
-    }
-    await pruneEmptyParents(root, key)
+  async function remove(key: string, options: DeleteOptions = {}): Promise<void> {
+    return inTurn(key, async () => {
+      // A directory (or any other non-file) is not an object, so there is nothing to delete.
+      const previous = await current(key)
+      if (!previous) return
+      if (options.ifMatch !== undefined && infoOf(key, previous).etag !== options.ifMatch) {
+        throw new PreconditionFailed()
+      }
+      try {
+        await unlink(pathOf(key))
+      } catch (error) {
+        if (!hasCode(error, 'ENOENT')) throw error
+      }
+      await pruneEmptyParents(root, key)
+    })
   }
 
   async function copy(fromKey: string, toKey: string): Promise<ObjectInfo> {
@@ -191,10 +226,10 @@ export async function createFsStorage(options: FsStorageOptions): Promise<Object
     getWithin: (key, maxBytes) => guarded(() => get(checkedKey(key), maxBytes)),
     getStream: (key) => guarded(() => getStream(checkedKey(key))),
     head: (key) => guarded(() => head(checkedKey(key))),
-    put: (key, body) => guarded(() => put(checkedKey(key), body)),
-    create: (key, body) => guarded(() => create(checkedKey(key), body)),
+    put: (key, body, options) => guarded(() => put(checkedKey(key), body, options)),
+    create: (key, body) => guarded(() => created(() => put(checkedKey(key), body, { ifNoneMatch: '*' }))),
     list: (prefix, options = {}) => guarded(() => list(checkedPrefix(prefix), options)),
-    delete: (key) => guarded(() => remove(checkedKey(key))),
+    delete: (key, options) => guarded(() => remove(checkedKey(key), options)),
     copy: (fromKey, toKey) => guarded(() => copy(checkedKey(fromKey), checkedKey(toKey))),
     check: async () => {
       try {

@@ -13,6 +13,7 @@ import type {
   PutOptions,
   StoredObject,
 } from './store'
+import { created, type DeleteOptions, holds, PreconditionFailed } from './store'
 
 /**
  * An ObjectStore held in a Map, for tests and single-process demos. Web APIs only, so it runs on any
@@ -45,6 +46,18 @@ export function createMemoryStorage(): ObjectStore {
     return { ...infoOf(key, object), body: object.body.slice() }
   }
 
+  async function put(key: string, body: ObjectBody, options: PutOptions = {}): Promise<ObjectInfo> {
+    assertValidKey(key)
+    const bytes = await bytesOf(body)
+    // Of the content, as S3's MD5 etags: a compare-and-swap holds while the content is what was read.
+    const etag = await sha256Hex(bytes)
+    // Checked after the awaits, right before the synchronous set: no other write can come between.
+    if (!holds(objects.get(key), options)) throw new PreconditionFailed()
+    const object: MemoryObject = { body: bytes, etag, lastModified: new Date(), contentType: options.contentType }
+    objects.set(key, object)
+    return infoOf(key, object)
+  }
+
   return withKeyTree({
     driver: 'memory',
 
@@ -69,27 +82,10 @@ export function createMemoryStorage(): ObjectStore {
       return object ? infoOf(key, object) : null
     },
 
-    async put(key: string, body: ObjectBody, options: PutOptions = {}): Promise<ObjectInfo> {
-      assertValidKey(key)
-      const bytes = await bytesOf(body)
-      const object: MemoryObject = {
-        body: bytes,
-        etag: await sha256Hex(bytes),
-        lastModified: new Date(),
-        contentType: options.contentType,
-      }
-      objects.set(key, object)
-      return infoOf(key, object)
-    },
+    put,
 
     async create(key: string, body: Uint8Array | string, options: PutOptions = {}): Promise<boolean> {
-      assertValidKey(key)
-      const bytes = await bytesOf(body)
-      const etag = await sha256Hex(bytes)
-      // Checked after the awaits, right before the synchronous set: no other create can come between.
-      if (objects.has(key)) return false
-      objects.set(key, { body: bytes, etag, lastModified: new Date(), contentType: options.contentType })
-      return true
+      return created(() => put(key, body, { ...options, ifNoneMatch: '*' }))
     },
 
     async list(prefix: string, options: ListOptions = {}): Promise<ListResult> {
@@ -109,8 +105,10 @@ export function createMemoryStorage(): ObjectStore {
       return result
     },
 
-    async delete(key: string): Promise<void> {
+    async delete(key: string, options: DeleteOptions = {}): Promise<void> {
       assertValidKey(key)
+      const current = objects.get(key)
+      if (current && options.ifMatch !== undefined && current.etag !== options.ifMatch) throw new PreconditionFailed()
       objects.delete(key)
     },
 

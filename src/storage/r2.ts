@@ -12,6 +12,7 @@ import type {
   PutOptions,
   StoredObject,
 } from './store'
+import { created, type DeleteOptions, PreconditionFailed } from './store'
 
 /**
  * An ObjectStore on a Cloudflare R2 bucket binding (Workers). The binding is typed structurally here
@@ -24,6 +25,7 @@ export interface R2ObjectLike {
   size: number
   etag: string
   uploaded: Date
+  customMetadata?: Record<string, string>
 }
 
 export interface R2ObjectBodyLike extends R2ObjectLike {
@@ -44,10 +46,20 @@ export interface R2BucketLike {
   put(
     key: string,
     value: ArrayBuffer | ArrayBufferView | string | ReadableStream | null,
-    options?: { httpMetadata?: { contentType?: string }; onlyIf?: { etagDoesNotMatch?: string } },
+    options?: {
+      httpMetadata?: { contentType?: string }
+      customMetadata?: Record<string, string>
+      onlyIf?: { etagDoesNotMatch?: string; etagMatches?: string }
+    },
   ): Promise<R2ObjectLike | null>
   delete(keys: string | string[]): Promise<void>
-  list(options?: { prefix?: string; delimiter?: string; cursor?: string; limit?: number }): Promise<R2ListResultLike>
+  list(options?: {
+    prefix?: string
+    delimiter?: string
+    cursor?: string
+    limit?: number
+    include?: Array<'httpMetadata' | 'customMetadata'>
+  }): Promise<R2ListResultLike>
 }
 
 const unavailableHeaders = { 'Retry-After': '5' }
@@ -57,6 +69,15 @@ function unavailable(cause: unknown): ToolError {
   // R2's messages can name the bucket and account; they reach the log through `cause`, not the caller.
   return new ToolError('unavailable', 'Storage is unavailable', { cause, headers: unavailableHeaders })
 }
+
+/**
+ * The binding has no conditional delete, so a delete of one version (DeleteOptions.ifMatch) replaces that
+ * version, compare-and-swap, with an empty tombstone marked so: a newer version another writer put is
+ * never touched, and the tombstone is a version like any other (a write replaces it by its etag). The
+ * driver answers a tombstone as no object (get, head, list); an unconditional delete removes it for good.
+ */
+const tombstoneMark = 'toolport-deleted'
+const isTombstone = (object: R2ObjectLike | null): boolean => object?.customMetadata?.[tombstoneMark] === '1'
 
 function infoOf(key: string, object: R2ObjectLike): ObjectInfo {
   return { key, size: object.size, etag: object.etag, lastModified: new Date(object.uploaded) }
@@ -82,38 +103,59 @@ async function bytesOf(body: ObjectBody): Promise<Uint8Array> {
 }
 
 export function createR2Storage(bucket: R2BucketLike): ObjectStore {
+  /** R2's put with a condition; it answers a condition that fails with null instead of the object. */
+  async function putIf(
+    key: string,
+    bytes: Uint8Array,
+    onlyIf: { etagDoesNotMatch?: string; etagMatches?: string } | undefined,
+    extra: { contentType?: string | undefined; customMetadata?: Record<string, string> } = {},
+  ): Promise<R2ObjectLike | null> {
+    return guarded(() =>
+      bucket.put(key, bytes, {
+        ...(onlyIf ? { onlyIf } : {}),
+        ...(extra.contentType ? { httpMetadata: { contentType: extra.contentType } } : {}),
+        ...(extra.customMetadata ? { customMetadata: extra.customMetadata } : {}),
+      }),
+    )
+  }
+
   async function put(key: string, body: ObjectBody, options: PutOptions = {}): Promise<ObjectInfo> {
     assertValidKey(key)
     const bytes = await bytesOf(body)
-    return guarded(async () => {
-      const stored = await bucket.put(
-        key,
-        bytes,
-        options.contentType ? { httpMetadata: { contentType: options.contentType } } : undefined,
-      )
-      if (!stored) throw new ToolError('conflict', 'The object changed while it was being written.')
-      return infoOf(key, stored)
-    })
+    const contentType = options.contentType
+    if (options.ifNoneMatch === '*') {
+      const stored = await putIf(key, bytes, { etagDoesNotMatch: '*' }, { contentType })
+      if (stored) return infoOf(key, stored)
+      // Taken, or only by a tombstone, which is no object: replaced by its etag, as any version.
+      const current = await guarded(() => bucket.head(key))
+      const tombstone = current && isTombstone(current) ? current : null
+      const replaced = tombstone ? await putIf(key, bytes, { etagMatches: tombstone.etag }, { contentType }) : null
+      if (!replaced) throw new PreconditionFailed()
+      return infoOf(key, replaced)
+    }
+    const onlyIf = options.ifMatch !== undefined ? { etagMatches: options.ifMatch } : undefined
+    const stored = await putIf(key, bytes, onlyIf, { contentType })
+    if (!stored) throw new PreconditionFailed()
+    return infoOf(key, stored)
   }
 
   async function create(key: string, body: Uint8Array | string, options: PutOptions = {}): Promise<boolean> {
-    assertValidKey(key)
-    const bytes = await bytesOf(body)
-    return guarded(async () => {
-      // R2 answers a put whose condition fails with null instead of the object.
-      const stored = await bucket.put(key, bytes, {
-        onlyIf: { etagDoesNotMatch: '*' },
-        ...(options.contentType ? { httpMetadata: { contentType: options.contentType } } : {}),
-      })
-      return stored !== null
-    })
+    return created(() => put(key, body, { ...options, ifNoneMatch: '*' }))
+  }
+
+  /** A live object: null for none and for a tombstone. */
+  async function live<T extends R2ObjectLike>(read: () => Promise<T | null>): Promise<T | null> {
+    const object = await guarded(read)
+    if (!object || !isTombstone(object)) return object
+    if ('body' in object) await (object as unknown as R2ObjectBodyLike).body.cancel().catch(() => {})
+    return null
   }
 
   /** One bucket.get; an object over maxBytes is refused from its size, its body unread. */
   async function getWithin(key: string, maxBytes: number): Promise<StoredObject | ObjectTooLarge | null> {
     assertValidKey(key)
+    const object = await live(() => bucket.get(key))
     return guarded(async () => {
-      const object = await bucket.get(key)
       if (!object) return null
       if (object.size > maxBytes) {
         await object.body.cancel().catch(() => {})
@@ -133,43 +175,35 @@ export function createR2Storage(bucket: R2BucketLike): ObjectStore {
 
     async getStream(key: string): Promise<ObjectStream | null> {
       assertValidKey(key)
-      return guarded(async () => {
-        const object = await bucket.get(key)
-        return object ? { ...infoOf(key, object), body: object.body } : null
-      })
+      const object = await live(() => bucket.get(key))
+      return object ? { ...infoOf(key, object), body: object.body } : null
     },
 
     async head(key: string): Promise<ObjectInfo | null> {
       assertValidKey(key)
-      return guarded(async () => {
-        const object = await bucket.head(key)
-        return object ? infoOf(key, object) : null
-      })
+      const object = await live(() => bucket.head(key))
+      return object ? infoOf(key, object) : null
     },
 
     put,
 
-    async list(prefix: string, options: ListOptions = {}): Promise<ListResult> {
-      assertValidPrefix(prefix)
-      const listed = await guarded(() =>
-        bucket.list({
-          prefix,
-          limit: clampListLimit(options.limit),
-          ...(options.delimiter ? { delimiter: options.delimiter } : {}),
-          ...(options.cursor ? { cursor: options.cursor } : {}),
-        }),
-      )
-      const result: ListResult = {
-        objects: listed.objects.map((object) => infoOf(object.key, object)),
-        prefixes: [...listed.delimitedPrefixes],
-      }
-      if (listed.truncated && listed.cursor) result.cursor = listed.cursor
-      return result
-    },
+    list: (prefix, options) => listLive(bucket, prefix, options),
 
-    async delete(key: string): Promise<void> {
+    async delete(key: string, options: DeleteOptions = {}): Promise<void> {
       assertValidKey(key)
-      await guarded(() => bucket.delete(key))
+      if (options.ifMatch === undefined) return guarded(() => bucket.delete(key))
+      const tombstone = await putIf(
+        key,
+        new Uint8Array(),
+        { etagMatches: options.ifMatch },
+        {
+          customMetadata: { [tombstoneMark]: '1' },
+        },
+      )
+      if (tombstone) return
+      // Gone already (or a tombstone): deleted as far as this asks. Another version: not ours to delete.
+      const current = await guarded(() => bucket.head(key))
+      if (current && !isTombstone(current)) throw new PreconditionFailed()
     },
 
     async copy(fromKey: string, toKey: string): Promise<ObjectInfo> {
@@ -189,4 +223,35 @@ export function createR2Storage(bucket: R2BucketLike): ObjectStore {
       await guarded(() => bucket.head(probeKey))
     },
   })
+}
+
+/**
+ * One page of live entries: tombstones are left out (the page is filled from the next ones), and a
+ * folder that holds only tombstones is no folder. Pages of R2 carry the custom metadata that tells them.
+ */
+async function listLive(bucket: R2BucketLike, prefix: string, options: ListOptions = {}): Promise<ListResult> {
+  assertValidPrefix(prefix)
+  const limit = clampListLimit(options.limit)
+  const result: ListResult = { objects: [], prefixes: [] }
+  let cursor = options.cursor
+  for (;;) {
+    const wanted = limit - result.objects.length - result.prefixes.length
+    const listed = await guarded(() =>
+      bucket.list({
+        prefix,
+        limit: wanted,
+        include: ['customMetadata'],
+        ...(options.delimiter ? { delimiter: options.delimiter } : {}),
+        ...(cursor ? { cursor } : {}),
+      }),
+    )
+    for (const object of listed.objects) if (!isTombstone(object)) result.objects.push(infoOf(object.key, object))
+    for (const folder of listed.delimitedPrefixes) {
+      if ((await listLive(bucket, folder, { limit: 1 })).objects.length > 0) result.prefixes.push(folder)
+    }
+    cursor = listed.truncated ? listed.cursor : undefined
+    if (!cursor || result.objects.length + result.prefixes.length >= limit) break
+  }
+  if (cursor) result.cursor = cursor
+  return result
 }

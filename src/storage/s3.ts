@@ -28,6 +28,7 @@ import type {
   PutOptions,
   StoredObject,
 } from './store'
+import { created, type DeleteOptions, PreconditionFailed } from './store'
 
 /**
  * An ObjectStore on an S3 bucket (or an S3-compatible service such as R2 or MinIO). S3 errors are
@@ -145,16 +146,23 @@ export function createS3Storage(options: S3StorageOptions): ObjectStore {
       const Key = objectKey(key)
       const ContentType = putOptions.contentType
       const Tagging = lifecycleTagOf(key)
-      if (!(body instanceof ReadableStream)) {
-        const bytes = typeof body === 'string' ? new TextEncoder().encode(body) : body
-        try {
-          const output = await client.send(
-            new PutObjectCommand({ Bucket, Key, Body: bytes, ContentLength: bytes.byteLength, ContentType, Tagging }),
-          )
-          return { key, size: bytes.byteLength, etag: etagOf(output.ETag), lastModified: new Date() }
-        } catch (error) {
-          throw toStorageError(error)
+      const conditional = putOptions.ifMatch !== undefined || putOptions.ifNoneMatch !== undefined
+      if (!(body instanceof ReadableStream) || conditional) {
+        // A conditional write is one PutObject (a multipart upload would carry its condition only on its
+        // completion): a stream is read first, its size bounded by the caller's own limits.
+        const bytes = body instanceof ReadableStream ? await bytesOfStream(body) : encoded(body)
+        const input = {
+          Bucket,
+          Key,
+          Body: bytes,
+          ContentLength: bytes.byteLength,
+          ContentType,
+          Tagging,
+          ...(putOptions.ifMatch !== undefined ? { IfMatch: quoted(putOptions.ifMatch) } : {}),
+          ...(putOptions.ifNoneMatch !== undefined ? { IfNoneMatch: '*' } : {}),
         }
+        const output = await conditionally(() => client.send(new PutObjectCommand(input)))
+        return { key, size: bytes.byteLength, etag: etagOf(output.ETag), lastModified: new Date() }
       }
       // PutObject needs a known length; Upload buffers parts and switches to multipart for large bodies.
       const tracked = trackBody(body)
@@ -174,28 +182,16 @@ export function createS3Storage(options: S3StorageOptions): ObjectStore {
     },
 
     async create(key: string, body: Uint8Array | string, putOptions: PutOptions = {}): Promise<boolean> {
-      const bytes = typeof body === 'string' ? new TextEncoder().encode(body) : body
       const input = {
         Bucket,
         Key: objectKey(key),
-        Body: bytes,
-        ContentLength: bytes.byteLength,
+        Body: encoded(body),
+        ContentLength: encoded(body).byteLength,
         ContentType: putOptions.contentType,
         Tagging: lifecycleTagOf(key),
         IfNoneMatch: '*',
       }
-      for (let attempt = 1; ; attempt++) {
-        try {
-          await client.send(new PutObjectCommand(input))
-          return true
-        } catch (error) {
-          const status = statusCodeOf(error)
-          // 412: the key exists. 409: another conditional write to it is in flight; S3 asks for a retry.
-          if (status === 412) return false
-          if (status !== 409 || attempt >= 3) throw toStorageError(error)
-          await new Promise((resolve) => setTimeout(resolve, 50 * attempt))
-        }
-      }
+      return created(() => conditionally(() => client.send(new PutObjectCommand(input))))
     },
 
     async list(prefix: string, listOptions: ListOptions = {}): Promise<ListResult> {
@@ -236,13 +232,17 @@ export function createS3Storage(options: S3StorageOptions): ObjectStore {
       }
     },
 
-    async delete(key: string): Promise<void> {
-      const Key = objectKey(key)
+    async delete(key: string, deleteOptions: DeleteOptions = {}): Promise<void> {
+      const input = {
+        Bucket,
+        Key: objectKey(key),
+        ...(deleteOptions.ifMatch !== undefined ? { IfMatch: quoted(deleteOptions.ifMatch) } : {}),
+      }
       try {
-        await client.send(new DeleteObjectCommand({ Bucket, Key }))
+        await conditionally(() => client.send(new DeleteObjectCommand(input)))
       } catch (error) {
         if (isNotFound(error)) return
-        throw toStorageError(error)
+        throw error
       }
     },
 
@@ -316,6 +316,38 @@ export function copySourceOf(bucket: string, key: string): string {
 }
 
 /** S3 quotes ETags; the quotes are HTTP syntax, not part of the version tag. */
+/**
+ * A conditional request as S3 answers it: 412 is PreconditionFailed; 409 ConditionalRequestConflict means
+ * another conditional write of the key is in flight, and S3 asks for a retry (three, backing off); any
+ * other failure is the storage's. A missing object stays a NotFound for the caller to judge.
+ */
+async function conditionally<T>(send: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await send()
+    } catch (error) {
+      const status = statusCodeOf(error)
+      if (status === 412) throw new PreconditionFailed()
+      if (isNotFound(error)) throw error
+      if (status !== 409 || attempt >= 3) throw toStorageError(error)
+      await new Promise((resolve) => setTimeout(resolve, 50 * attempt * (0.5 + Math.random())))
+    }
+  }
+}
+
+function encoded(body: Uint8Array | string): Uint8Array {
+  return typeof body === 'string' ? new TextEncoder().encode(body) : body
+}
+
+async function bytesOfStream(stream: ReadableStream<Uint8Array>): Promise<Uint8Array> {
+  return new Uint8Array(await new Response(stream).arrayBuffer())
+}
+
+/** An etag as If-Match sends it: quoted, as S3 answers it (the driver hands them out unquoted). */
+function quoted(etag: string): string {
+  return etag.startsWith('"') ? etag : `"${etag}"`
+}
+
 function etagOf(etag: string | undefined): string {
   return (etag ?? '').replace(/^"(.*)"$/, '$1')
 }

@@ -1,3 +1,5 @@
+import { ToolError } from '../core/errors'
+
 /**
  * The ObjectStore interface every storage driver implements. Keys are '/'-separated like S3 keys;
  * there are no real folders, a "folder" is a shared key prefix. Drivers translate their own failures
@@ -31,6 +33,59 @@ export type ObjectBody = Uint8Array | string | ReadableStream<Uint8Array>
 
 export interface PutOptions {
   contentType?: string
+  /**
+   * Write only if the object is now at this etag (S3's `If-Match`): a compare-and-swap of a version read
+   * before. Otherwise PreconditionFailed, and nothing is written (also when the object is gone).
+   */
+  ifMatch?: string
+  /** Write only if no object has the key (S3's `If-None-Match: *`); otherwise PreconditionFailed. */
+  ifNoneMatch?: '*'
+}
+
+export interface DeleteOptions {
+  /**
+   * Delete only the version at this etag (S3's `If-Match` on DeleteObject): a newer version another writer
+   * put is never deleted (PreconditionFailed). An object already gone is deleted as far as this asks.
+   */
+  ifMatch?: string
+}
+
+/**
+ * A conditional write or delete whose condition did not hold: the object changed (or appeared, or went)
+ * since it was read. A 409 conflict if it ever reaches a caller; writers that compare-and-swap catch it,
+ * read again and retry (isPreconditionFailed).
+ */
+export class PreconditionFailed extends ToolError {
+  constructor() {
+    super('conflict', 'The object changed while it was being written.', {
+      hint: 'Another request changed the same file at the same moment; read it again and repeat the call.',
+    })
+  }
+}
+
+/** Whether a write's condition holds for the object now at its key. */
+export function holds(
+  current: { etag: string } | undefined,
+  condition: Pick<PutOptions, 'ifMatch' | 'ifNoneMatch'>,
+): boolean {
+  if (condition.ifNoneMatch === '*' && current) return false
+  if (condition.ifMatch !== undefined && current?.etag !== condition.ifMatch) return false
+  return true
+}
+
+/** create's answer from a conditional put: false when the key was taken. */
+export async function created(put: () => Promise<unknown>): Promise<boolean> {
+  try {
+    await put()
+    return true
+  } catch (error) {
+    if (error instanceof PreconditionFailed) return false
+    throw error
+  }
+}
+
+export function isPreconditionFailed(error: unknown): error is PreconditionFailed {
+  return error instanceof PreconditionFailed
 }
 
 export interface ListOptions {
@@ -62,20 +117,22 @@ export interface ObjectStore {
   getStream(key: string): Promise<ObjectStream | null>
   head(key: string): Promise<ObjectInfo | null>
   /**
-   * Replaces the whole object atomically: readers see the old or the new content, never a mix. A key is a
-   * file or a folder, never both: a put (or copy) below an object, or onto a key that has objects below it,
-   * throws ToolError conflict, also when the two race (key-tree.ts; the fs driver has it from its filesystem).
+   * Replaces the whole object atomically: readers see the old or the new content, never a mix. With
+   * ifMatch or ifNoneMatch it is a compare-and-swap: of concurrent writers holding one condition exactly
+   * one lands, the others get PreconditionFailed. A key is a file or a folder, never both: a put (or copy)
+   * below an object, or onto a key that has objects below it, throws ToolError conflict, also when the two
+   * race (key-tree.ts; the fs driver has it from its filesystem).
    */
   put(key: string, body: ObjectBody, options?: PutOptions): Promise<ObjectInfo>
   /**
-   * Writes a small object only if no object has the key (S3's `If-None-Match: *`): of concurrent creates
-   * of one key exactly one resolves true; they and any create of an existing key resolve false. For locks
-   * and records, which nothing is written below: on S3, R2 and memory it skips the file-or-folder checks.
+   * put with ifNoneMatch for records, answering false instead of throwing when the key is taken: of
+   * concurrent creates of one key exactly one resolves true. Records have nothing below them: on S3, R2
+   * and memory it skips the file-or-folder checks.
    */
   create(key: string, body: Uint8Array | string, options?: PutOptions): Promise<boolean>
   list(prefix: string, options?: ListOptions): Promise<ListResult>
-  /** Idempotent: deleting a missing key succeeds. */
-  delete(key: string): Promise<void>
+  /** Idempotent: deleting a missing key succeeds. With ifMatch, only that version (DeleteOptions). */
+  delete(key: string, options?: DeleteOptions): Promise<void>
   /** Throws ToolError not_found when the source is missing. */
   copy(fromKey: string, toKey: string): Promise<ObjectInfo>
   /** Readiness probe: resolves when the backend answers, throws ToolError unavailable otherwise. */

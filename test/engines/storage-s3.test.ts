@@ -1,5 +1,5 @@
 import { createServer } from 'node:http'
-import { HeadObjectCommand } from '@aws-sdk/client-s3'
+import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ToolError } from '../../src/core/errors'
 import { copySourceOf, createS3Client, createS3Storage, type S3StorageOptions } from '../../src/storage/s3'
@@ -115,8 +115,7 @@ describe('lifecycle tags', () => {
     // A bucket with nothing in it: the file-or-folder checks (HEAD, list) find nothing in the way.
     const endpoint = createServer((request, response) => {
       const url = request.url ?? ''
-      if (request.method === 'PUT' && !url.includes('.toolport-key-locks'))
-        seen.push({ url, tagging: request.headers['x-amz-tagging'] as string | undefined })
+      if (request.method === 'PUT') seen.push({ url, tagging: request.headers['x-amz-tagging'] as string | undefined })
       request.resume()
       request.on('end', () => {
         if (request.method === 'HEAD') response.statusCode = 404
@@ -146,6 +145,128 @@ describe('lifecycle tags', () => {
       expect(seen.map((request) => request.tagging)).toEqual(['toolport-lifecycle=output', undefined])
     } finally {
       endpoint.close()
+    }
+  })
+})
+
+// The shim in test/support/s3rver.ts is what makes s3rver answer conditional writes as AWS documents
+// (https://docs.aws.amazon.com/AmazonS3/latest/userguide/conditional-writes.html); these speak to it
+// with the bare SDK, so a shim that lets a condition through fails here, not only in the store above.
+describe('the s3rver shim answers conditional writes as AWS does', () => {
+  let server: S3rverInstance | undefined
+  const client = () => {
+    if (!server) throw new Error('s3rver did not start')
+    return createS3Client(optionsFor(server))
+  }
+  const bucket = () => server?.bucket ?? ''
+  const statusOf = async (send: Promise<unknown>): Promise<{ status: number; code?: string }> => {
+    try {
+      await send
+      return { status: 200 }
+    } catch (error) {
+      const failure = error as { name?: string; $metadata?: { httpStatusCode?: number } }
+      return { status: failure.$metadata?.httpStatusCode ?? 0, code: failure.name }
+    }
+  }
+
+  beforeAll(async () => {
+    server = await startS3rver()
+  })
+  afterAll(async () => {
+    await server?.stop()
+  })
+
+  it('refuses If-None-Match: * on an existing key and If-Match with another etag, with 412 PreconditionFailed', async () => {
+    const s3 = client()
+    const first = await s3.send(
+      new PutObjectCommand({ Bucket: bucket(), Key: 'shim/a', Body: 'one', IfNoneMatch: '*' }),
+    )
+    expect(first.ETag).toMatch(/^"[0-9a-f]{32}"$/)
+    expect(
+      await statusOf(s3.send(new PutObjectCommand({ Bucket: bucket(), Key: 'shim/a', Body: 'two', IfNoneMatch: '*' }))),
+    ).toEqual({
+      status: 412,
+      code: 'PreconditionFailed',
+    })
+    expect(
+      await statusOf(
+        s3.send(
+          new PutObjectCommand({
+            Bucket: bucket(),
+            Key: 'shim/a',
+            Body: 'two',
+            IfMatch: '"0123456789abcdef0123456789abcdef"',
+          }),
+        ),
+      ),
+    ).toEqual({ status: 412, code: 'PreconditionFailed' })
+    // If-Match on a key that does not exist fails too (AWS: 404 NoSuchKey or 412; never a write).
+    expect(
+      (
+        await statusOf(
+          s3.send(new PutObjectCommand({ Bucket: bucket(), Key: 'shim/none', Body: 'x', IfMatch: first.ETag })),
+        )
+      ).status,
+    ).toBeGreaterThanOrEqual(400)
+    const kept = await s3.send(new GetObjectCommand({ Bucket: bucket(), Key: 'shim/a' }))
+    expect(await kept.Body?.transformToString()).toBe('one')
+    expect((await statusOf(s3.send(new GetObjectCommand({ Bucket: bucket(), Key: 'shim/none' })))).status).toBe(404)
+  })
+
+  it('lets exactly one of 10 concurrent puts holding one etag land', async () => {
+    const s3 = client()
+    const { ETag } = await s3.send(new PutObjectCommand({ Bucket: bucket(), Key: 'shim/race', Body: 'start' }))
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, index) =>
+        statusOf(
+          s3.send(new PutObjectCommand({ Bucket: bucket(), Key: 'shim/race', Body: `writer ${index}`, IfMatch: ETag })),
+        ),
+      ),
+    )
+    expect(results.filter((result) => result.status === 200)).toHaveLength(1)
+    expect(results.filter((result) => result.status === 412)).toHaveLength(9)
+  })
+
+  it('deletes with If-Match only the version it names', async () => {
+    const s3 = client()
+    const old = await s3.send(new PutObjectCommand({ Bucket: bucket(), Key: 'shim/d', Body: 'old' }))
+    const current = await s3.send(new PutObjectCommand({ Bucket: bucket(), Key: 'shim/d', Body: 'new' }))
+    expect(
+      await statusOf(s3.send(new DeleteObjectCommand({ Bucket: bucket(), Key: 'shim/d', IfMatch: old.ETag }))),
+    ).toEqual({
+      status: 412,
+      code: 'PreconditionFailed',
+    })
+    const head = await s3.send(new HeadObjectCommand({ Bucket: bucket(), Key: 'shim/d' }))
+    expect(head.ETag).toBe(current.ETag)
+    expect(
+      (await statusOf(s3.send(new DeleteObjectCommand({ Bucket: bucket(), Key: 'shim/d', IfMatch: current.ETag }))))
+        .status,
+    ).toBe(200)
+    expect((await statusOf(s3.send(new HeadObjectCommand({ Bucket: bucket(), Key: 'shim/d' })))).status).toBe(404)
+  })
+
+  it('serves every GET during concurrent overwrites as one whole version with its own etag', async () => {
+    const s3 = client()
+    const versions = Array.from({ length: 8 }, (_, index) => String(index).repeat(64 * 1024))
+    await s3.send(new PutObjectCommand({ Bucket: bucket(), Key: 'shim/big', Body: versions[0] }))
+    const reads: Promise<{ body: string; etag?: string }>[] = []
+    const writes = versions.map((body) =>
+      s3.send(new PutObjectCommand({ Bucket: bucket(), Key: 'shim/big', Body: body })),
+    )
+    for (let index = 0; index < 16; index += 1) {
+      reads.push(
+        s3.send(new GetObjectCommand({ Bucket: bucket(), Key: 'shim/big' })).then(async (answer) => ({
+          body: (await answer.Body?.transformToString()) ?? '',
+          etag: answer.ETag,
+        })),
+      )
+    }
+    const written = await Promise.all(writes)
+    const etags = new Map(versions.map((body, index) => [written[index]?.ETag, body]))
+    for (const read of await Promise.all(reads)) {
+      expect(versions).toContain(read.body)
+      expect(etags.get(read.etag)).toBe(read.body)
     }
   })
 })

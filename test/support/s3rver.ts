@@ -16,6 +16,8 @@ import type { ObjectStore } from '../../src/storage/store'
  * - CopyObject decodes x-amz-copy-source with decodeURI, which leaves %2B, %23, %3F, %26, %3D (and the
  *   other reserved characters) encoded, so a correctly encoded source key with '+' or '#' is not found.
  * - PutObject writes in place, so concurrent puts to one key can interleave (serialized per key here).
+ * - PutObject ignores If-Match and If-None-Match, DeleteObject ignores If-Match: enforced here per key,
+ *   atomically, answering 412 PreconditionFailed as AWS does (tested in test/engines/storage-s3.test.ts).
  * - ListObjectsV2 returns keys in directory-walk order ('a/b' before 'a-b'), does not count common
  *   prefixes against max-keys, repeats them on later pages, and misses a common prefix whose objects
  *   all sit two or more folders deep.
@@ -72,28 +74,63 @@ objectCtrl.putObjectCopy = function (ctx) {
   return putObjectCopy.call(this, ctx)
 }
 
-// s3rver ignores If-None-Match on PutObject; AWS, MinIO and R2 answer 412 when the key exists. Conditional
-// puts to one key run one after another, so exactly one of concurrent ones finds the key free.
+// s3rver ignores If-Match and If-None-Match on PutObject and If-Match on DeleteObject; AWS answers 412
+// PreconditionFailed when the condition does not hold (a put with If-Match on a missing key too), and
+// R2 and MinIO do the same. Every put and delete of one key runs after the one before it (a chain per
+// key), so a condition is checked and the write done as one step: of concurrent writers holding one
+// etag exactly one lands.
 const S3Error = require(path.join(lib, 'models', 'error.js'))
-const putObjectHandler = objectCtrl.putObject
-const createChains = new Map()
-objectCtrl.putObject = function (ctx) {
-  if (ctx.headers['if-none-match'] !== '*') return putObjectHandler.call(this, ctx)
-  const id = ctx.params.bucket + '/' + ctx.params.key
-  const next = (createChains.get(id) || Promise.resolve()).catch(() => {}).then(async () => {
-    if (await ctx.store.existsObject(ctx.params.bucket, ctx.params.key)) {
-      throw new S3Error('PreconditionFailed', 'At least one of the pre-conditions you specified did not hold', {
-        Condition: 'If-None-Match',
-      })
-    }
-    return putObjectHandler.call(this, ctx)
-  })
-  createChains.set(id, next)
+const keyChains = new Map()
+function oneAtATime(id, run) {
+  const next = (keyChains.get(id) || Promise.resolve()).catch(() => {}).then(run)
+  keyChains.set(id, next)
   next.then(
-    () => createChains.get(id) === next && createChains.delete(id),
-    () => createChains.get(id) === next && createChains.delete(id),
+    () => keyChains.get(id) === next && keyChains.delete(id),
+    () => keyChains.get(id) === next && keyChains.delete(id),
   )
   return next
+}
+const bare = (etag) => String(etag || '').replace(/^W\\//, '').replace(/^"(.*)"$/, '$1')
+async function currentEtag(ctx) {
+  try {
+    const metadata = await ctx.store.getMetadata(ctx.params.bucket, ctx.params.key)
+    return bare(metadata.etag)
+  } catch (error) {
+    if (error.code === 'ENOENT') return undefined
+    throw error
+  }
+}
+function preconditionFailed(condition) {
+  return new S3Error('PreconditionFailed', 'At least one of the pre-conditions you specified did not hold', {
+    Condition: condition,
+  })
+}
+async function checkConditions(ctx, forDelete) {
+  const ifMatch = ctx.headers['if-match']
+  const ifNoneMatch = forDelete ? undefined : ctx.headers['if-none-match']
+  if (ifMatch === undefined && ifNoneMatch === undefined) return
+  const etag = await currentEtag(ctx)
+  if (ifNoneMatch !== undefined && ifNoneMatch.trim() === '*' && etag !== undefined) throw preconditionFailed('If-None-Match')
+  if (ifMatch !== undefined) {
+    // A conditional delete of an object already gone is done (S3 answers 204 then, too).
+    if (etag === undefined && forDelete) return
+    const wanted = ifMatch.split(',').map((tag) => bare(tag.trim()))
+    if (etag === undefined || !(wanted.includes('*') || wanted.includes(etag))) throw preconditionFailed('If-Match')
+  }
+}
+const putObjectHandler = objectCtrl.putObject
+objectCtrl.putObject = function (ctx) {
+  return oneAtATime(ctx.params.bucket + '/' + ctx.params.key, async () => {
+    await checkConditions(ctx, false)
+    return putObjectHandler.call(this, ctx)
+  })
+}
+const deleteObjectHandler = objectCtrl.deleteObject
+objectCtrl.deleteObject = function (ctx) {
+  return oneAtATime(ctx.params.bucket + '/' + ctx.params.key, async () => {
+    await checkConditions(ctx, true)
+    return deleteObjectHandler.call(this, ctx)
+  })
 }
 
 const byUtf8 = (left, right) => Buffer.compare(Buffer.from(left), Buffer.from(right))
@@ -112,9 +149,44 @@ function serialized(bucket, run) {
   )
   return next
 }
-const putObject = FilesystemStore.prototype.putObject
+// Its putObject also answers before the bytes are on disk (the write stream is not awaited) and
+// truncates the file a reader may be streaming: written here to a temporary file renamed into place,
+// and reads buffered under the same turn, so a GET or HEAD sees one whole version with its own etag.
+const fsp = require('node:fs/promises')
+const crypto = require('node:crypto')
+const { Readable } = require('node:stream')
+async function collect(content) {
+  if (Buffer.isBuffer(content)) return content
+  const chunks = []
+  for await (const chunk of content) chunks.push(Buffer.from(chunk))
+  return Buffer.concat(chunks)
+}
+let temporaries = 0
 FilesystemStore.prototype.putObject = function (object) {
-  return serialized(object.bucket, () => putObject.call(this, object))
+  return serialized(object.bucket, async () => {
+    const content = await collect(object.content)
+    const objectPath = this.getResourcePath(object.bucket, object.key, 'object')
+    await fsp.mkdir(path.dirname(objectPath), { recursive: true })
+    const temporary = objectPath + '.' + process.pid + '-' + ++temporaries + '.partial'
+    await fsp.writeFile(temporary, content)
+    await fsp.rename(temporary, objectPath)
+    const md5 = crypto.createHash('md5').update(content).digest('hex')
+    await this.putMetadata(object.bucket, object.key, object.metadata, md5)
+    return { size: content.length, md5 }
+  })
+}
+const getObject = FilesystemStore.prototype.getObject
+FilesystemStore.prototype.getObject = function (bucket, key, options) {
+  return serialized(bucket, async () => {
+    const object = await getObject.call(this, bucket, key, options)
+    // A stream again (HEAD destroys it), of bytes read while no write could interleave.
+    if (object && object.content) object.content = Readable.from([await collect(object.content)])
+    return object
+  })
+}
+const copyObject = FilesystemStore.prototype.copyObject
+FilesystemStore.prototype.copyObject = function (...args) {
+  return serialized(args[2], () => copyObject.apply(this, args))
 }
 const deleteObject = FilesystemStore.prototype.deleteObject
 FilesystemStore.prototype.deleteObject = function (bucket, key) {

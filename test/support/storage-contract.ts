@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ToolError } from '../../src/core/errors'
 import { compareKeys } from '../../src/storage/keys'
-import type { ListOptions, ListResult, ObjectStore } from '../../src/storage/store'
+import { isPreconditionFailed, type ListOptions, type ListResult, type ObjectStore } from '../../src/storage/store'
 
 /**
  * The behaviour every ObjectStore driver must share, run by each driver's test file. Each test works
@@ -456,6 +456,94 @@ export function describeObjectStoreContract(name: string, setup: () => Promise<C
         expect(results.filter(Boolean)).toHaveLength(1)
         expect(text((await store().get(key))?.body)).toBe(`writer ${results.indexOf(true)}`)
         expect((await listAll(store(), area('create-race'), {})).objects).toEqual([key])
+      })
+    })
+
+    describe('conditional writes (compare-and-swap)', () => {
+      const refused = { name: 'ToolError', code: 'conflict' }
+
+      it('puts with ifMatch only over the version read, and never onto a missing key', async () => {
+        const key = `${area('if-match')}file.txt`
+        const first = await store().put(key, 'one')
+        const second = await store().put(key, 'two', { ifMatch: first.etag })
+        expect(text((await store().get(key))?.body)).toBe('two')
+        // The etag read before the last write is stale now: nothing is written.
+        await expect(store().put(key, 'three', { ifMatch: first.etag })).rejects.toSatisfy(isPreconditionFailed)
+        expect(text((await store().get(key))?.body)).toBe('two')
+        expect((await store().head(key))?.etag).toBe(second.etag)
+        await expect(store().put(`${area('if-match')}missing.txt`, 'x', { ifMatch: first.etag })).rejects.toMatchObject(
+          refused,
+        )
+        expect(await store().head(`${area('if-match')}missing.txt`)).toBeNull()
+      })
+
+      it('puts with ifNoneMatch only where no object is, a stream body too', async () => {
+        const key = `${area('if-none-match')}file.txt`
+        await store().put(key, 'first', { ifNoneMatch: '*' })
+        await expect(store().put(key, 'second', { ifNoneMatch: '*' })).rejects.toSatisfy(isPreconditionFailed)
+        await expect(
+          store().put(key, streamOf(new TextEncoder().encode('streamed'), 4), { ifNoneMatch: '*' }),
+        ).rejects.toSatisfy(isPreconditionFailed)
+        expect(text((await store().get(key))?.body)).toBe('first')
+        const streamed = `${area('if-none-match')}stream.txt`
+        await store().put(streamed, streamOf(new TextEncoder().encode('streamed'), 4), { ifNoneMatch: '*' })
+        expect(text((await store().get(streamed))?.body)).toBe('streamed')
+      })
+
+      it('deletes with ifMatch only the version read: a newer one stays, a missing one is deleted already', async () => {
+        const key = `${area('delete-if-match')}file.txt`
+        const old = await store().put(key, 'old')
+        await store().put(key, 'newer version')
+        await expect(store().delete(key, { ifMatch: old.etag })).rejects.toSatisfy(isPreconditionFailed)
+        expect(text((await store().get(key))?.body)).toBe('newer version')
+        const current = await store().head(key)
+        await store().delete(key, { ifMatch: current?.etag as string })
+        expect(await store().head(key)).toBeNull()
+        expect((await listAll(store(), area('delete-if-match'), {})).objects).toEqual([])
+        await expect(store().delete(key, { ifMatch: current?.etag as string })).resolves.toBeUndefined()
+        // A key whose version was deleted conditionally is free for a create again.
+        expect(await store().create(key, 'again')).toBe(true)
+      })
+
+      it('lets exactly one of 12 concurrent writers holding one etag land', async () => {
+        const key = `${area('cas-race')}file.txt`
+        const base = await store().put(key, 'base')
+        const results = await Promise.allSettled(
+          Array.from({ length: 12 }, (_, index) => store().put(key, `writer ${index}`, { ifMatch: base.etag })),
+        )
+        const won = results.flatMap((result, index) => (result.status === 'fulfilled' ? [index] : []))
+        expect(won).toHaveLength(1)
+        for (const result of results) {
+          if (result.status === 'rejected') expect(isPreconditionFailed(result.reason)).toBe(true)
+        }
+        expect(text((await store().get(key))?.body)).toBe(`writer ${won[0]}`)
+      })
+
+      it('loses no increment of 16 concurrent read-modify-write loops', async () => {
+        const key = `${area('counter')}count.txt`
+        await store().put(key, '0')
+        const increment = async () => {
+          for (;;) {
+            const current = await store().get(key)
+            const next = String(Number(text(current?.body)) + 1)
+            try {
+              await store().put(key, next, { ifMatch: current?.etag as string })
+              return
+            } catch (error) {
+              if (!isPreconditionFailed(error)) throw error
+            }
+          }
+        }
+        await Promise.all(Array.from({ length: 16 }, increment))
+        expect(text((await store().get(key))?.body)).toBe('16')
+      })
+
+      it('gives each version of a key its own etag, even written in the same millisecond', async () => {
+        const key = `${area('versions')}file.txt`
+        const etags: string[] = []
+        // Same size each time: only the version tells them apart.
+        for (const body of ['aaaa', 'bbbb', 'cccc', 'dddd']) etags.push((await store().put(key, body)).etag)
+        expect(new Set(etags).size).toBe(4)
       })
     })
 
