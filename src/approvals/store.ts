@@ -1,7 +1,8 @@
 import type { StoredPrincipal } from '../auth/principal'
+import { readRecord, writeRecord } from '../storage/compare-and-swap'
 import { createJsonRecords, isRecordId, type JsonRecords } from '../storage/json-records'
-import { withObjectLock } from '../storage/lock'
-import type { ObjectStore } from '../storage/store'
+import { approvalKeys } from '../storage/layout'
+import { isPreconditionFailed, type ObjectStore } from '../storage/store'
 
 /** A call waiting for POST /v1/approvals/{id}; stored as approvals/{tenant}/{id}.json (lifecycle-expired in S3). */
 export interface ApprovalRecord {
@@ -20,6 +21,8 @@ export interface ApprovalRecord {
   hint?: string
   created_at: string
   expires_at: string
+  /** Set (by compare-and-swap) by the one decision that took the call; such a record is no longer pending. */
+  taken_at?: string
 }
 
 export interface ApprovalPage {
@@ -50,9 +53,9 @@ export function newApprovalId(now: Date): string {
 const maxListed = 10_000
 
 export function createApprovalStore(storage: ObjectStore): ApprovalStore {
-  const records = createJsonRecords<ApprovalRecord>(storage, (tenant, id) => `approvals/${tenant}/${id}.json`)
+  const records = createJsonRecords<ApprovalRecord>(storage, approvalKeys.record)
   async function idsOf(tenant: string): Promise<string[]> {
-    const prefix = `approvals/${tenant}/`
+    const prefix = approvalKeys.folder(tenant)
     const ids: string[] = []
     let cursor: string | undefined
     do {
@@ -69,11 +72,21 @@ export function createApprovalStore(storage: ObjectStore): ApprovalStore {
     ...records,
     async take(tenant, id) {
       if (!isRecordId(id)) return undefined
-      return withObjectLock(storage, `approvals/${tenant}/${id}.lock`, async () => {
-        const record = await records.load(tenant, id)
-        if (record) await records.remove(tenant, id)
-        return record
-      })
+      // Exactly once without a lock: the taker marks the version it read as taken with If-Match. Of
+      // concurrent takers holding that version one write lands; the rest, and anyone reading later (the
+      // marked record, or none once it is deleted), get nothing.
+      const key = approvalKeys.record(tenant, id)
+      const current = await readRecord<ApprovalRecord>(storage, key)
+      if (!current?.value || current.value.taken_at) return undefined
+      const taken = { ...current.value, taken_at: new Date().toISOString() }
+      try {
+        await writeRecord(storage, key, taken, current.etag)
+      } catch (error) {
+        if (isPreconditionFailed(error)) return undefined
+        throw error
+      }
+      await storage.delete(key).catch(() => {})
+      return current.value
     },
     async list(tenant, { limit, cursor, now }) {
       const ids = (await idsOf(tenant)).filter((id) => cursor === undefined || id > cursor)
@@ -83,7 +96,7 @@ export function createApprovalStore(storage: ObjectStore): ApprovalStore {
         if (page.length === limit) return { records: page, ...(last ? { cursor: last } : {}) }
         last = id
         const record = await records.load(tenant, id)
-        if (record && Date.parse(record.expires_at) > now.getTime()) page.push(record)
+        if (record && !record.taken_at && Date.parse(record.expires_at) > now.getTime()) page.push(record)
       }
       return { records: page }
     },

@@ -1,7 +1,11 @@
+import { readRecord, retryOnConflict, type Versioned, writeRecord } from '../storage/compare-and-swap'
 import { createJsonRecords, isRecordId, type JsonRecords } from '../storage/json-records'
-import { withObjectLock } from '../storage/lock'
-import type { ObjectStore } from '../storage/store'
+import { jobKeys, tenantKeys } from '../storage/layout'
+import { isPreconditionFailed, type ObjectStore } from '../storage/store'
 import type { JobRecord } from './types'
+
+// Versions this instance wrote last, by job: enough for every job one instance runs at once.
+const maxRemembered = 4096
 
 /**
  * Jobs live in the same bucket as the files, beside the workspaces (never inside one, so file tools
@@ -12,9 +16,11 @@ export interface JobStore extends JsonRecords<JobRecord> {
   all(): Promise<JobRecord[]>
   /**
    * Reads, changes and writes one job with no other update of it in between, on any instance (a cancel
-   * landing while the result is stored, a heartbeat racing a cancel). `change` gets the stored job
-   * (undefined when there is none) and returns the new one, or undefined to leave it as it is. Resolves
-   * to the job as stored afterwards: the very object `change` returned when it wrote.
+   * landing while the result is stored, a heartbeat racing a cancel): a compare-and-swap on the job's
+   * etag, so a writer that was paused or partitioned fails its write instead of overwriting a newer one.
+   * `change` gets the stored job (undefined when there is none) and returns the new one, or undefined to
+   * leave it as it is; it may run more than once. Resolves to the job as stored afterwards: the very
+   * object `change` returned when it wrote.
    */
   update(
     tenant: string,
@@ -36,24 +42,60 @@ export function createJobStore(storage: ObjectStore): JobStore {
     } while (cursor)
     return { keys, prefixes }
   }
-  const records = createJsonRecords<JobRecord>(storage, (tenant, id) => `tenants/${tenant}/jobs/${id}.json`)
+  const records = createJsonRecords<JobRecord>(storage, jobKeys.record)
+  // The version of each job this instance wrote last: an update first tries it with If-Match, so a
+  // heartbeat of the job this instance runs is one conditional put, and a read only follows a lost race.
+  const lastWritten = new Map<string, Versioned<JobRecord>>()
+  const remember = (key: string, version: Versioned<JobRecord>) => {
+    lastWritten.delete(key)
+    if (version.value.status === 'running' || version.value.status === 'queued') lastWritten.set(key, version)
+    if (lastWritten.size > maxRemembered) lastWritten.delete(lastWritten.keys().next().value as string)
+  }
   const store: JobStore = {
     ...records,
+    async save(record) {
+      const key = jobKeys.record(record.tenant, record.id)
+      lastWritten.delete(key)
+      const info = await storage.put(key, JSON.stringify(record), { contentType: 'application/json' })
+      remember(key, { value: structuredClone(record), etag: info.etag })
+    },
     async update(tenant, id, change) {
       if (!isRecordId(id)) return undefined
-      return withObjectLock(storage, `tenants/${tenant}/jobs/${id}.lock`, async () => {
-        const current = await records.load(tenant, id)
-        const next = change(current)
-        if (!next) return current
-        await records.save(next)
-        return next
-      })
+      const key = jobKeys.record(tenant, id)
+      const remembered = lastWritten.get(key)
+      if (remembered) {
+        const next = change(structuredClone(remembered.value))
+        if (next) {
+          try {
+            const info = await writeRecord(storage, key, next, remembered.etag)
+            remember(key, { value: next, etag: info.etag })
+            return next
+          } catch (error) {
+            if (!isPreconditionFailed(error)) throw error
+          }
+        }
+        // Changed by someone else (or `change` declined on what this instance last wrote): read it.
+        lastWritten.delete(key)
+      }
+      return retryOnConflict(
+        async () => {
+          const current = await readRecord<JobRecord>(storage, key)
+          const next = change(current?.value ?? undefined)
+          if (!next) return current?.value ?? undefined
+          const info = await writeRecord(storage, key, next, current?.etag)
+          remember(key, { value: next, etag: info.etag })
+          return next
+        },
+        { subject: `Job ${id}` },
+      )
     },
     async all() {
-      const tenants = (await listAll('tenants/', '/')).prefixes
+      const tenants = (await listAll(tenantKeys.all, '/')).prefixes
       const jobs: JobRecord[] = []
       for (const tenantPrefix of tenants) {
-        for (const key of (await listAll(`${tenantPrefix}jobs/`)).keys.filter((name) => name.endsWith('.json'))) {
+        for (const key of (await listAll(tenantPrefix + jobKeys.folder)).keys.filter((name) =>
+          name.endsWith('.json'),
+        )) {
           const [, tenant = '', , file = ''] = key.split('/')
           const job = await store.load(tenant, file.replace(/\.json$/, ''))
           if (job) jobs.push(job)

@@ -86,11 +86,19 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
       active++
       const controller = new AbortController()
       watch(job.id, { controller, tenant: job.tenant })
-      const started: JobRecord = { ...job, status: 'running', started_at: now(), heartbeat_at: now() }
+      let started: JobRecord | undefined
+      // Compare-and-swap from queued: a cancel that landed while the job waited stays, and it never runs.
       void options.store
-        .save(started)
+        .update(job.tenant, job.id, (current) => {
+          if (current?.status !== 'queued') return undefined
+          started = { ...current, status: 'running', started_at: now(), heartbeat_at: now() }
+          return started
+        })
         .then(
-          () => trackInProcess(started, options.run(started, controller.signal)),
+          (stored) => {
+            if (!started || stored !== started) return unwatch(job.id)
+            return trackInProcess(started, options.run(started, controller.signal))
+          },
           (error: unknown) => {
             // Still queued in storage: the next recover() (a restart) picks it up.
             unwatch(job.id)

@@ -1,3 +1,4 @@
+import { markerKeys } from './layout'
 import type { ObjectStore } from './store'
 
 /**
@@ -16,11 +17,9 @@ import type { ObjectStore } from './store'
  * Writers outside toolport (another program writing the bucket) delete no marker: readers therefore also
  * list in full at a fixed period (docs/sandbox.md, "The workspace travels").
  */
-const markersRoot = 'sync-markers/'
-
 /** Where the markers of a workspace live: below sync-markers/, followed by the workspace's own prefix. */
 export function changeMarkerPrefix(workspacePrefix: string): string {
-  return markersRoot + workspacePrefix
+  return markerKeys.folder(workspacePrefix)
 }
 
 /** The marker of one reader (an id of letters, digits and dashes) for a workspace. */

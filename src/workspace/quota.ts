@@ -1,21 +1,35 @@
 import { ToolError } from '../core/errors'
-import type { ListResult, ObjectBody, ObjectInfo, ObjectStore } from '../storage/store'
+import { readRecord, retryOnConflict, type Versioned, writeRecord } from '../storage/compare-and-swap'
+import { tenantKeys, workspaceKeys } from '../storage/layout'
+import {
+  type DeleteOptions,
+  isPreconditionFailed,
+  type ListResult,
+  type ObjectBody,
+  type ObjectInfo,
+  type ObjectStore,
+} from '../storage/store'
 
 /**
- * Per-tenant storage quota (TOOLPORT_TENANT_QUOTA_BYTES). The usage of a tenant is the sum of its
- * objects under tenants/{tenant}/workspaces/, listed from storage and cached for a short time; writes
- * and deletes made through this instance adjust the cached sum. Other instances (more processes,
- * Lambda) keep caches of their own, so across instances the quota is approximate: it can be overshot by
- * what the others wrote within one TTL.
+ * Per-tenant storage quota (TOOLPORT_TENANT_QUOTA_BYTES), held across every instance on one bucket.
+ *
+ * The tenant's usage is one record, tenants/{tenant}/usage.json, changed only by compare-and-swap: a
+ * write that grows the tenant first reserves the growth on the record (If-Match on the version it read),
+ * and is refused when the reservation would pass the quota; a write that fails or shrinks gives bytes
+ * back the same way. Of concurrent writers on any instances each reservation lands on a version that
+ * counts all earlier ones, so together they never pass the quota; what can be stored beyond it is the
+ * file whose reservation another instance crashed before settling, and that error is on the safe side
+ * (counted, not stored). The first write of a tenant measures the workspaces once by listing and
+ * creates the record; deleting the record makes the next write measure again.
  */
 export interface TenantQuota {
   readonly limitBytes: number
-  /** Bytes the tenant stores now (cached up to the TTL). */
+  /** Bytes the tenant stores now, as the usage record counts them. */
   usage(storage: ObjectStore, tenant: string): Promise<number>
   /**
    * Throws size_exceeded when replacing `previousBytes` with `nextBytes` would go over the quota;
-   * otherwise reserves the difference at once, so concurrent writes cannot all pass on the same usage.
-   * A write that then fails must give it back with adjust().
+   * otherwise reserves the difference on the usage record. A write that then fails must give it back
+   * with release().
    */
   assertRoom(
     storage: ObjectStore,
@@ -26,26 +40,26 @@ export interface TenantQuota {
   ): Promise<void>
   /** The same check as assertRoom, reserving nothing: for a dry run, which writes nothing. */
   checkRoom(storage: ObjectStore, tenant: string, path: string, previousBytes: number, nextBytes: number): Promise<void>
-  /** Records a change this instance made (positive: bytes added). */
-  adjust(tenant: string, deltaBytes: number): void
+  /** Records a change of the tenant's stored bytes (negative: bytes given back) on the usage record. */
+  adjust(storage: ObjectStore, tenant: string, deltaBytes: number): Promise<void>
 }
 
 export interface TenantQuotaOptions {
   limitBytes: number
-  ttlMs?: number
-  now?: () => number
+}
+
+interface UsageRecord {
+  bytes: number
 }
 
 export function tenantStoragePrefix(tenant: string): string {
-  return `tenants/${tenant}/workspaces/`
+  return workspaceKeys.tenantRoot(tenant)
 }
 
 export function createTenantQuota(options: TenantQuotaOptions): TenantQuota {
-  const ttlMs = options.ttlMs ?? 10_000
-  const now = options.now ?? Date.now
-  const cache = new Map<string, { bytes: number; at: number }>()
-  // One listing per tenant at a time: writes waiting for it then reserve against the same entry.
-  const measuring = new Map<string, Promise<{ bytes: number; at: number }>>()
+  // The version of each tenant's record this instance saw last: a reservation first tries it with
+  // If-Match (one request), and reads the record only after losing a race.
+  const known = new Map<string, Versioned<UsageRecord>>()
 
   async function measure(storage: ObjectStore, tenant: string): Promise<number> {
     let bytes = 0
@@ -58,44 +72,77 @@ export function createTenantQuota(options: TenantQuotaOptions): TenantQuota {
     return bytes
   }
 
-  async function entryOf(storage: ObjectStore, tenant: string): Promise<{ bytes: number; at: number }> {
-    const cached = cache.get(tenant)
-    if (cached && now() - cached.at < ttlMs) return cached
-    let pending = measuring.get(tenant)
-    if (!pending) {
-      pending = measure(storage, tenant)
-        .then((bytes) => {
-          const entry = { bytes, at: now() }
-          cache.set(tenant, entry)
-          return entry
-        })
-        .finally(() => measuring.delete(tenant))
-      measuring.set(tenant, pending)
+  /** The record as stored, created by measuring when there is none (or it is unreadable). */
+  async function current(storage: ObjectStore, tenant: string): Promise<Versioned<UsageRecord>> {
+    const key = tenantKeys.usage(tenant)
+    for (;;) {
+      const stored = await readRecord<UsageRecord>(storage, key)
+      if (stored && typeof stored.value?.bytes === 'number') {
+        const version = { value: stored.value, etag: stored.etag }
+        known.set(tenant, version)
+        return version
+      }
+      const value = { bytes: await measure(storage, tenant) }
+      try {
+        const info = await writeRecord(storage, key, value, stored?.etag)
+        const version = { value, etag: info.etag }
+        known.set(tenant, version)
+        return version
+      } catch (error) {
+        // Another instance created (or repaired) it first: read theirs.
+        if (!isPreconditionFailed(error)) throw error
+      }
     }
-    return pending
+  }
+
+  /**
+   * Adds `delta` to the record by compare-and-swap; `allowed` sees the count before and may refuse by
+   * throwing. Tries the version this instance saw last first.
+   */
+  async function change(
+    storage: ObjectStore,
+    tenant: string,
+    delta: number,
+    allowed: (used: number) => void = () => {},
+  ): Promise<void> {
+    const key = tenantKeys.usage(tenant)
+    await retryOnConflict(
+      async (lostRaces) => {
+        const version = (lostRaces === 0 && known.get(tenant)) || (await current(storage, tenant))
+        allowed(version.value.bytes)
+        const value = { bytes: Math.max(0, version.value.bytes + delta) }
+        try {
+          const info = await writeRecord(storage, key, value, version.etag)
+          known.set(tenant, { value, etag: info.etag })
+        } catch (error) {
+          if (isPreconditionFailed(error)) known.delete(tenant)
+          throw error
+        }
+      },
+      { subject: `The storage usage of tenant ${tenant}`, attempts: 64 },
+    )
   }
 
   const quota: TenantQuota = {
     limitBytes: options.limitBytes,
     async usage(storage, tenant) {
-      return (await entryOf(storage, tenant)).bytes
+      return (await current(storage, tenant)).value.bytes
     },
     async assertRoom(storage, tenant, path, previousBytes, nextBytes) {
       if (nextBytes <= previousBytes) return
-      const entry = await entryOf(storage, tenant)
-      const after = entry.bytes - previousBytes + nextBytes
-      if (after > options.limitBytes) throw overQuota(path, entry.bytes, after, nextBytes)
-      entry.bytes = after
+      await change(storage, tenant, nextBytes - previousBytes, (used) => {
+        const after = used - previousBytes + nextBytes
+        if (after > options.limitBytes) throw overQuota(path, used, after, nextBytes)
+      })
     },
     async checkRoom(storage, tenant, path, previousBytes, nextBytes) {
       if (nextBytes <= previousBytes) return
-      const used = (await entryOf(storage, tenant)).bytes
+      const used = (await current(storage, tenant)).value.bytes
       const after = used - previousBytes + nextBytes
       if (after > options.limitBytes) throw overQuota(path, used, after, nextBytes)
     },
-    adjust(tenant, deltaBytes) {
-      const cached = cache.get(tenant)
-      if (cached) cached.bytes = Math.max(0, cached.bytes + deltaBytes)
+    async adjust(storage, tenant, deltaBytes) {
+      if (deltaBytes !== 0) await change(storage, tenant, deltaBytes)
     },
   }
   function overQuota(path: string, used: number, after: number, nextBytes: number): ToolError {
@@ -145,28 +192,35 @@ export function quotaStore(storage: ObjectStore, tenant: string, quota: TenantQu
       try {
         info = await storage.put(key, body, options)
       } catch (error) {
-        quota.adjust(tenant, -reserved)
+        await quota.adjust(storage, tenant, -reserved)
         throw error
       }
-      quota.adjust(tenant, info.size - previous - reserved)
+      await quota.adjust(storage, tenant, info.size - previous - reserved)
       return info
     },
     async create(key, body, options) {
       if (!key.startsWith(prefix)) return storage.create(key, body, options)
       const size = bodySize(body) ?? 0
       await quota.assertRoom(storage, tenant, pathOf(key), 0, size)
-      const created = await storage.create(key, body, options).catch((error: unknown) => {
-        quota.adjust(tenant, -size)
+      const created = await storage.create(key, body, options).catch(async (error: unknown) => {
+        await quota.adjust(storage, tenant, -size)
         throw error
       })
-      if (!created) quota.adjust(tenant, -size)
+      if (!created) await quota.adjust(storage, tenant, -size)
       return created
     },
-    async delete(key) {
-      if (!key.startsWith(prefix)) return storage.delete(key)
-      const previous = (await storage.head(key))?.size ?? 0
-      await storage.delete(key)
-      quota.adjust(tenant, -previous)
+    async delete(key, options?: DeleteOptions) {
+      if (!key.startsWith(prefix)) return storage.delete(key, options)
+      // Conditional on the version measured (also when the caller set no condition: then a lost race
+      // measures again), so the bytes given back are those of the version deleted.
+      const previous = await retryOnConflict(async () => {
+        const found = await storage.head(key)
+        await storage.delete(key, options ?? (found ? { ifMatch: found.etag } : {}))
+        return found
+      })
+      if (previous && (options?.ifMatch === undefined || options.ifMatch === previous.etag)) {
+        await quota.adjust(storage, tenant, -previous.size)
+      }
     },
     async copy(fromKey, toKey) {
       if (!toKey.startsWith(prefix)) return storage.copy(fromKey, toKey)
@@ -178,10 +232,10 @@ export function quotaStore(storage: ObjectStore, tenant: string, quota: TenantQu
       try {
         info = await storage.copy(fromKey, toKey)
       } catch (error) {
-        quota.adjust(tenant, -reserved)
+        await quota.adjust(storage, tenant, -reserved)
         throw error
       }
-      quota.adjust(tenant, info.size - before - reserved)
+      await quota.adjust(storage, tenant, info.size - before - reserved)
       return info
     },
   }

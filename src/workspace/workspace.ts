@@ -1,8 +1,8 @@
-import { sha256Hex } from '../core/digest'
 import { ToolError } from '../core/errors'
 import { isValidIdentifier, normalizeWorkspacePath } from '../core/paths'
 import { markWorkspaceChanged } from '../storage/change-markers'
-import { withObjectLock } from '../storage/lock'
+import { retryOnConflict } from '../storage/compare-and-swap'
+import { workspaceKeys } from '../storage/layout'
 import type { ObjectInfo, ObjectStore } from '../storage/store'
 import { quotaStore, type TenantQuota } from './quota'
 
@@ -43,13 +43,29 @@ export interface Workspace {
   keyOf(path: string): string
   readFile(path: string, maxBytes: number): Promise<{ path: string; bytes: Uint8Array; info: ObjectInfo }>
   exists(path: string): Promise<boolean>
-  /** With ifMatch, refuses (conflict) when the file changed since it was read with that etag. */
+  /**
+   * Creates or replaces the whole file by compare-and-swap on the version it finds (If-None-Match for a
+   * new file), so the quota counts the version it really replaced; `created` says which it was.
+   */
   writeFile(
     path: string,
     bytes: Uint8Array,
     maxBytes: number,
-    options?: { ifMatch?: string },
-  ): Promise<{ path: string; info: ObjectInfo }>
+  ): Promise<{ path: string; info: ObjectInfo; created: boolean }>
+  /**
+   * Reads the file, computes its new content with `edit`, and writes it with If-Match on the etag it read.
+   * When another writer landed in between, it reads again and applies `edit` to that version (a bounded
+   * number of times); an edit that no longer applies then is a 409 naming the change. Never a lock.
+   */
+  editFile<T>(
+    path: string,
+    maxBytes: number,
+    edit: (file: {
+      path: string
+      bytes: Uint8Array
+      info: ObjectInfo
+    }) => Promise<{ bytes: Uint8Array; result: T }> | { bytes: Uint8Array; result: T },
+  ): Promise<{ path: string; info: ObjectInfo; bytes: number; result: T }>
   /**
    * Every check writeFile would make of writing `size` bytes (unknown: the path checks only) at the
    * path, writing nothing: the path, the size limit, a file or folder in the way, the tenant's quota.
@@ -70,7 +86,7 @@ export function workspacePrefix(tenant: string, workspaceId: string): string {
       details: { field: 'workspace' },
     })
   }
-  return `tenants/${tenant}/workspaces/${workspaceId}/`
+  return workspaceKeys.root(tenant, workspaceId)
 }
 
 function sizeExceeded(path: string, size: number, maxBytes: number): ToolError {
@@ -78,6 +94,18 @@ function sizeExceeded(path: string, size: number, maxBytes: number): ToolError {
     hint: `Keep files at or under ${maxBytes} bytes; read large files in line ranges.`,
     details: { limit: maxBytes, size },
   })
+}
+
+function changedUnderEdit(path: string, cause: ToolError): ToolError {
+  return new ToolError(
+    'conflict',
+    `${path} was changed by another writer while this edit was being applied, and the edit no longer applies to the new version: ${cause.message}`,
+    {
+      hint: 'Read the file again (read_file) and make the edit against its current content.',
+      details: { field: 'path' },
+      cause,
+    },
+  )
 }
 
 function baseName(path: string): string {
@@ -102,11 +130,6 @@ export function createWorkspace(
   // Over quota, the wrapped put throws size_exceeded (413) before anything is written.
   const storage = options.quota ? quotaStore(backing, tenant, options.quota) : backing
   const keyOf = (path: string) => prefix + path
-
-  /** Locks live outside the workspace (file tools and the sandbox never see them), named by the path's hash. */
-  async function withFileLock<T>(path: string, critical: () => Promise<T>): Promise<T> {
-    return withObjectLock(backing, `locks/${tenant}/${workspaceId}/${await sha256Hex(path)}.lock`, critical)
-  }
 
   async function isFolder(path: string): Promise<boolean> {
     const page = await storage.list(`${keyOf(path)}/`, { limit: 1 })
@@ -174,27 +197,45 @@ export function createWorkspace(
       return (await storage.head(keyOf(normalizeWorkspacePath(rawPath)))) !== null
     },
 
-    async writeFile(rawPath, bytes, maxBytes, options = {}) {
+    async writeFile(rawPath, bytes, maxBytes) {
       const path = normalizeWorkspacePath(rawPath)
       if (bytes.byteLength > maxBytes) throw sizeExceeded(path, bytes.byteLength, maxBytes)
-      // Under the file's lock, an edit's check that the file is still as it read it and its write are
-      // one step: a concurrent edit or write waits instead of slipping in between and being overwritten.
-      return withFileLock(path, async () => {
-        if (options.ifMatch !== undefined) {
+      const written = await retryOnConflict(
+        async () => {
           const current = await storage.head(keyOf(path))
-          if (current?.etag !== options.ifMatch) {
-            throw new ToolError('conflict', `${path} changed while it was being edited.`, {
-              hint: 'Read the file again and repeat the edit against its current content.',
-            })
+          // A file that exists settled the file-or-folder rule when it was written; only a new one is checked.
+          if (!current) await assertWritable(path)
+          const condition = current ? { ifMatch: current.etag } : { ifNoneMatch: '*' as const }
+          return { info: await storage.put(keyOf(path), bytes, condition), created: !current }
+        },
+        { subject: path },
+      )
+      // Before the answer: a command run after it must find its copy of the workspace out of date.
+      await markWorkspaceChanged(backing, prefix)
+      return { path, ...written }
+    },
+
+    async editFile(rawPath, maxBytes, edit) {
+      const path = normalizeWorkspacePath(rawPath)
+      const written = await retryOnConflict(
+        async (lostRaces) => {
+          const file = await this.readFile(path, maxBytes)
+          let next: { bytes: Uint8Array; result: unknown }
+          try {
+            next = await edit(file)
+          } catch (error) {
+            // The edit applied to the version read first; another writer's version landed since.
+            if (lostRaces > 0 && error instanceof ToolError) throw changedUnderEdit(path, error)
+            throw error
           }
-        } else {
-          await assertWritable(path)
-        }
-        const info = await storage.put(keyOf(path), bytes)
-        // Before the answer: a command run after it must find its copy of the workspace out of date.
-        await markWorkspaceChanged(backing, prefix)
-        return { path, info }
-      })
+          if (next.bytes.byteLength > maxBytes) throw sizeExceeded(path, next.bytes.byteLength, maxBytes)
+          const info = await storage.put(keyOf(path), next.bytes, { ifMatch: file.info.etag })
+          return { info, bytes: next.bytes.byteLength, result: next.result }
+        },
+        { subject: path },
+      )
+      await markWorkspaceChanged(backing, prefix)
+      return { path, ...written } as { path: string; info: ObjectInfo; bytes: number; result: never }
     },
 
     async checkWrite(rawPath, size, maxBytes) {
@@ -212,12 +253,21 @@ export function createWorkspace(
 
     async deleteFile(rawPath) {
       const path = normalizeWorkspacePath(rawPath)
-      return withFileLock(path, async () => {
-        if (!(await probeDelete(path)).exists) return { path, deleted: false }
-        await storage.delete(keyOf(path))
-        await markWorkspaceChanged(backing, prefix)
-        return { path, deleted: true }
-      })
+      // Conditional on the version found, so the quota gives back the size of what was really deleted.
+      const deleted = await retryOnConflict(
+        async () => {
+          const current = await storage.head(keyOf(path))
+          if (!current) {
+            if (await isFolder(path)) throw await missing(path)
+            return false
+          }
+          await storage.delete(keyOf(path), { ifMatch: current.etag })
+          return true
+        },
+        { subject: path },
+      )
+      if (deleted) await markWorkspaceChanged(backing, prefix)
+      return { path, deleted }
     },
 
     async list(rawPath, options) {

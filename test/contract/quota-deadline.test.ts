@@ -53,26 +53,45 @@ describe('per-tenant storage quota (TOOLPORT_TENANT_QUOTA_BYTES)', () => {
     expect((await server.storage.head('tenants/alpha/workspaces/other/second.txt'))?.size).toBe(600)
   })
 
-  it('counts usage from storage, cached per tenant for the TTL', async () => {
+  it('counts usage from storage once, then on the shared record every instance changes', async () => {
     const storage = createMemoryStorage()
-    let now = 0
-    const tracker = createTenantQuota({ limitBytes: 100, ttlMs: 10_000, now: () => now })
+    const one = createTenantQuota({ limitBytes: 100 })
+    const other = createTenantQuota({ limitBytes: 100 })
     await storage.put('tenants/t/workspaces/w/a', 'x'.repeat(40))
     await storage.put('tenants/u/workspaces/w/a', 'x'.repeat(90))
-    expect(await tracker.usage(storage, 't')).toBe(40)
-    // Written behind this instance's back (another instance): seen only after the TTL.
-    await storage.put('tenants/t/workspaces/w/b', 'x'.repeat(50))
-    expect(await tracker.usage(storage, 't')).toBe(40)
-    now = 10_000
-    expect(await tracker.usage(storage, 't')).toBe(90)
-    const guarded = quotaStore(storage, 't', tracker)
+    expect(await one.usage(storage, 't')).toBe(40)
+    expect(JSON.parse(new TextDecoder().decode((await storage.get('tenants/t/usage.json'))?.body))).toEqual({
+      bytes: 40,
+    })
+    // Another instance writes through its own quota: this one sees the reservation at once.
+    await quotaStore(storage, 't', other).put('tenants/t/workspaces/w/b', 'x'.repeat(50))
+    expect(await one.usage(storage, 't')).toBe(90)
+    const guarded = quotaStore(storage, 't', one)
     await expect(guarded.put('tenants/t/workspaces/w/c', 'x'.repeat(20))).rejects.toMatchObject({
       code: 'size_exceeded',
     })
     await guarded.delete('tenants/t/workspaces/w/b')
-    expect(await tracker.usage(storage, 't')).toBe(40)
+    expect(await other.usage(storage, 't')).toBe(40)
     await guarded.put('tenants/t/workspaces/w/c', 'x'.repeat(20))
-    expect(await tracker.usage(storage, 't')).toBe(60)
+    expect(await other.usage(storage, 't')).toBe(60)
+    expect(await one.usage(storage, 'u')).toBe(90)
+  })
+
+  it('never lets concurrent writers of several instances store more than the quota', async () => {
+    const storage = createMemoryStorage()
+    const instances = Array.from({ length: 4 }, () => quotaStore(storage, 't', createTenantQuota({ limitBytes: 1000 })))
+    const results = await Promise.allSettled(
+      Array.from({ length: 40 }, (_, index) =>
+        instances[index % 4]?.put(`tenants/t/workspaces/w/f${index}`, 'x'.repeat(100)),
+      ),
+    )
+    expect(results.filter((result) => result.status === 'fulfilled')).toHaveLength(10)
+    for (const result of results) {
+      if (result.status === 'rejected') expect(result.reason).toMatchObject({ code: 'size_exceeded' })
+    }
+    const listed = await storage.list('tenants/t/workspaces/')
+    expect(listed.objects.reduce((sum, object) => sum + object.size, 0)).toBe(1000)
+    expect(await createTenantQuota({ limitBytes: 1000 }).usage(storage, 't')).toBe(1000)
   })
 
   it('holds create() to the quota and counts only what it really created', async () => {

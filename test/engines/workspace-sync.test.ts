@@ -26,13 +26,13 @@ function within<T>(promise: Promise<T>, ms: number): Promise<T> {
 }
 
 /**
- * Counts workspace downloads at the storage level, independently of what the mirror reports.
- * Lock objects (under `locks/`) are read to release them; those reads are not workspace downloads.
+ * Counts workspace downloads at the storage level, independently of what the mirror reports (the
+ * quota's usage record, outside the workspace, is not one).
  */
 function counting(storage: ObjectStore): { storage: ObjectStore; downloads: () => number } {
   let downloads = 0
   const count = (key: string) => {
-    if (!key.startsWith('locks/')) downloads++
+    if (!key.endsWith('/usage.json')) downloads++
   }
   return {
     storage: {

@@ -124,3 +124,42 @@ describe('sources across instances', () => {
     expect(put.status).toBe(409)
   })
 })
+
+describe('source changes by compare-and-swap', () => {
+  it('refuses with 409 a PUT or DELETE over a version another instance replaced since this one loaded it', async () => {
+    // Instances that list again only every hour: the second still holds the version it first loaded.
+    const env = { TOOLPORT_FETCH_ALLOW_HOSTS: `127.0.0.1:${upstream.port}`, TOOLPORT_SOURCES_REFRESH_SECONDS: '3600' }
+    const keys = [{ tenant: 'initech', key: adminKey, admin: true }]
+    const shared = await createFsStorage({ root: join(folder, 'cas') })
+    const one = await startTestServer(env, { storage: shared, fileKeys: keys })
+    const two = await startTestServer(env, { storage: shared, fileKeys: keys })
+    const put = (server: TestServer, description: string) =>
+      fetch(`${server.url}/v1/sources/calc`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify(manifest('calc', description)),
+      })
+    try {
+      expect((await put(one, 'First.')).status).toBe(201)
+      expect((await tools(two)).tools.map((tool) => tool.description)).toContain('First.')
+      expect((await put(one, 'Second.')).status).toBe(200)
+      const stale = await put(two, 'Stale.')
+      expect(stale.status).toBe(409)
+      expect(await stale.json()).toMatchObject({
+        code: 'conflict',
+        detail: expect.stringMatching(/changed by another request/),
+      })
+      const removed = await fetch(`${two.url}/v1/sources/calc`, {
+        method: 'DELETE',
+        headers: { authorization: `Bearer ${adminKey}` },
+      })
+      expect(removed.status).toBe(409)
+      // What the first instance stored is what storage keeps.
+      const stored = await shared.get('sources/tenants/initech/calc.json')
+      expect(new TextDecoder().decode(stored?.body)).toContain('Second.')
+    } finally {
+      await one.stop()
+      await two.stop()
+    }
+  })
+})

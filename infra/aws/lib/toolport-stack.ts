@@ -32,8 +32,6 @@ export interface ToolportStackProps extends StackProps {
 /** Tag the service puts on files it generates; the lifecycle rule below expires them. */
 export const outputTag = { key: 'toolport-lifecycle', value: 'output' }
 export const approvalsPrefix = 'approvals/'
-/** Where the service keeps per-file edit locks (src/workspace/workspace.ts). */
-export const locksPrefix = 'locks/'
 
 export class ToolportStack extends Stack {
   readonly bucket: s3.Bucket
@@ -66,9 +64,6 @@ export class ToolportStack extends Stack {
           prefix: approvalsPrefix,
           expiration: Duration.days(props.approvalExpirationDays ?? 2),
         },
-        // File locks are deleted after each edit; one a crashed instance left behind is swept here (the
-        // service already takes over locks older than 30 s).
-        { id: 'expire-stale-locks', prefix: locksPrefix, expiration: Duration.days(1) },
         { id: 'abort-incomplete-uploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
       ],
     })

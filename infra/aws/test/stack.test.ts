@@ -78,7 +78,6 @@ describe('ToolportStack', () => {
             TagFilters: [{ Key: 'toolport-lifecycle', Value: 'output' }],
           },
           { Id: 'expire-pending-approvals', Status: 'Enabled', ExpirationInDays: 2, Prefix: 'approvals/' },
-          { Id: 'expire-stale-locks', Status: 'Enabled', ExpirationInDays: 1, Prefix: 'locks/' },
           {
             Id: 'abort-incomplete-uploads',
             Status: 'Enabled',

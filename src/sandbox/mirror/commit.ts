@@ -2,7 +2,7 @@ import type { BigIntStats } from 'node:fs'
 import { constants } from 'node:fs'
 import { type FileHandle, open } from 'node:fs/promises'
 import { ToolError } from '../../core/errors'
-import type { ObjectStore } from '../../storage/store'
+import { isPreconditionFailed, type ObjectStore } from '../../storage/store'
 import { workspaceLimitPassed } from '../executors/disk-usage'
 import { isOwnedBy, isReadyFolder, type Owner } from './checkout'
 import { hasCode } from './handles'
@@ -168,13 +168,17 @@ type ReadResult = { bytes: Uint8Array; stats: BigIntStats } | { reason: string }
 
 /**
  * Deletes the stored version of a file the run removed, unless someone changed it in storage during the
- * run (storage wins): false then, and the stored file stays.
+ * run (storage wins): false then, and the stored file stays. One conditional delete (If-Match on the
+ * etag checked out), so a version written after any check of ours is never the one deleted.
  */
 export async function deleteRemoved(storage: ObjectStore, key: string, known: ManifestEntry): Promise<boolean> {
-  const current = await storage.head(key)
-  if (current && current.etag !== known.etag) return false
-  if (current) await storage.delete(key)
-  return true
+  try {
+    await storage.delete(key, { ifMatch: known.etag })
+    return true
+  } catch (error) {
+    if (isPreconditionFailed(error)) return false
+    throw error
+  }
 }
 
 /**
@@ -190,14 +194,17 @@ export async function uploadChanged(
   location: Buffer,
   maxFileBytes: number,
 ): Promise<{ etag: string; stats: BigIntStats; size: number } | { reason: string }> {
-  const current = await storage.head(key)
-  const conflict = conflictOf(known, current?.etag)
-  if (conflict) return { reason: conflict }
   const read = await readRegularFile(location, maxFileBytes)
   if ('reason' in read) return read
+  // If-Match on the etag the run started from (If-None-Match for a file new to storage): a version
+  // another writer stored during the run fails the condition and stays, whatever the timing.
+  const condition = known ? { ifMatch: known.etag } : { ifNoneMatch: '*' as const }
   try {
-    return { etag: (await storage.put(key, read.bytes)).etag, stats: read.stats, size: read.bytes.byteLength }
+    const stored = await storage.put(key, read.bytes, condition)
+    return { etag: stored.etag, stats: read.stats, size: read.bytes.byteLength }
   } catch (error) {
+    if (isPreconditionFailed(error))
+      return { reason: conflictOf(known, (await storage.head(key))?.etag) ?? skipReasons.changedInStorage }
     if (error instanceof ToolError && error.code === 'conflict') return { reason: error.message }
     if (error instanceof ToolError && error.code === 'size_exceeded') {
       return { reason: `${skipReasons.overQuota}: ${error.message}` }

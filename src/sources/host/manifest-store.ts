@@ -16,8 +16,13 @@ export interface StoredManifest {
 export interface SourceStore {
   list(): Promise<StoredManifest[]>
   read(entry: StoredManifest): Promise<{ text: string; etag: string } | undefined>
-  write(id: string, text: string): Promise<void>
-  remove(id: string): Promise<void>
+  /**
+   * Stores the manifest by compare-and-swap: over the version at `etag`, or only if none exists (null).
+   * PreconditionFailed when another writer changed it since it was read. Answers the new etag.
+   */
+  write(id: string, text: string, etag: string | null): Promise<string>
+  /** Removes the version at `etag` (undefined: whatever is there). */
+  remove(id: string, etag?: string): Promise<void>
 }
 
 const manifestName = /^([a-z][a-z0-9-]{0,31})\.(json|ya?ml)$/
@@ -46,11 +51,12 @@ export function createSourceStore(storage: ObjectStore, prefix: string): SourceS
         (entry.format === 'yaml' ? await storage.get(`${prefix}${entry.id}.yml`) : null)
       return object ? { text: new TextDecoder().decode(object.body), etag: object.etag } : undefined
     },
-    async write(id, text) {
-      await storage.put(`${prefix}${id}.json`, text, { contentType: 'application/json' })
+    async write(id, text, etag) {
+      const condition = etag === null ? { ifNoneMatch: '*' as const } : { ifMatch: etag }
+      return (await storage.put(`${prefix}${id}.json`, text, { contentType: 'application/json', ...condition })).etag
     },
-    async remove(id) {
-      await storage.delete(`${prefix}${id}.json`)
+    async remove(id, etag) {
+      await storage.delete(`${prefix}${id}.json`, etag === undefined ? {} : { ifMatch: etag })
     },
   }
 }

@@ -12,6 +12,10 @@ export interface PolledSet {
   refresh(): Promise<boolean>
   /** Written through this instance: the next poll must not take it for a change (nor miss a removal). */
   forget(id: string): void
+  /** The etag of the manifest as this instance last read or wrote it: what a compare-and-swap replaces. */
+  etagOf(id: string): string | undefined
+  /** Written through this instance at this etag: the next poll keeps it as it is. */
+  remember(id: string, etag: string): void
 }
 
 export function createPolledSet(
@@ -52,6 +56,10 @@ export function createPolledSet(
     },
     forget: (id) => {
       etags.delete(id)
+    },
+    etagOf: (id) => etags.get(id),
+    remember: (id, etag) => {
+      etags.set(id, etag)
     },
   }
 }

@@ -1,7 +1,8 @@
 import { ToolError } from '../../core/errors'
 import type { Logger } from '../../core/logger'
 import type { HttpClient } from '../../net/http'
-import type { ObjectStore } from '../../storage/store'
+import { sourceKeys } from '../../storage/layout'
+import { isPreconditionFailed, type ObjectStore } from '../../storage/store'
 import type { Tool } from '../../tools/tool'
 import { parseManifest, type SourceDefinition, type TenantSourceKind } from '../manifest'
 import type { ProcessStarter, SourceLoadContext, SourceOwner, SourceStatus } from '../types'
@@ -119,7 +120,7 @@ export function createSourceHost(deps: SourceHostDeps): SourceHost {
   const operator: SourceOwner = { kind: 'operator' }
   const feeds = new Map<string, SourceSet>(operatorFeedOrder.map((feed) => [feed, setOf(operator)]))
   const operatorStorage = createPolledSet(
-    createSourceStore(deps.storage, 'sources/operator/'),
+    createSourceStore(deps.storage, sourceKeys.operator),
     feeds.get('storage') as SourceSet,
     { refreshMs: deps.refreshMs, now },
   )
@@ -128,7 +129,7 @@ export function createSourceHost(deps: SourceHostDeps): SourceHost {
   function tenantState(tenant: string): TenantState {
     let state = tenants.get(tenant)
     if (!state) {
-      const store = createSourceStore(deps.storage, `sources/tenants/${tenant}/`)
+      const store = createSourceStore(deps.storage, sourceKeys.tenant(tenant))
       state = {
         store,
         polled: createPolledSet(store, setOf({ kind: 'tenant', tenant }), { refreshMs: deps.refreshMs, now }),
@@ -255,7 +256,18 @@ export function createSourceHost(deps: SourceHostDeps): SourceHost {
           details: { field: 'tools' },
         })
       }
-      await state.store.write(id, JSON.stringify(json))
+      // Over the version this instance loaded (or only if there is none): a PUT or DELETE that another
+      // instance landed meanwhile is not overwritten, this one is refused instead.
+      const known = existed ? state.polled.etagOf(id) : null
+      let etag: string
+      try {
+        etag = await state.store.write(id, JSON.stringify(json), known ?? null)
+      } catch (error) {
+        await next.close()
+        if (isPreconditionFailed(error)) throw sourceChanged(id)
+        throw error
+      }
+      state.polled.remember(id, etag)
       set.adopt(next)
       version++
       const status = assembleTenant([...operatorEntries(), ...set.ordered()], builtinNames).statuses.find(
@@ -267,7 +279,12 @@ export function createSourceHost(deps: SourceHostDeps): SourceHost {
       const state = tenantState(tenant)
       await refreshed(state.polled)
       if (!state.polled.set.entries.has(id)) return false
-      await state.store.remove(id)
+      try {
+        await state.store.remove(id, state.polled.etagOf(id))
+      } catch (error) {
+        if (isPreconditionFailed(error)) throw sourceChanged(id)
+        throw error
+      }
       const removed = state.polled.set.remove(id)
       state.polled.forget(id)
       version++
@@ -315,4 +332,15 @@ function explicitHosts(definition: SourceDefinition): string[] {
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref?.())
+}
+
+function sourceChanged(id: string): ToolError {
+  return new ToolError(
+    'conflict',
+    `The source ${id} was changed by another request while this one was being applied.`,
+    {
+      hint: 'GET /v1/sources to see it as it is now, then repeat the request if it is still wanted.',
+      details: { field: 'id' },
+    },
+  )
 }

@@ -1,9 +1,8 @@
 import { z } from 'zod'
 import { defineTool, type ToolContext } from '../tool'
 import { DiffPreview, diffChangesNothing, multiEditDryRun, replaceFirstDryRun } from './dry-run'
-import { writeAfterEdit } from './editing'
+import { editText } from './editing'
 import { EditOutput, WorkspacePath } from './schemas'
-import { decodeEditableText } from './text'
 import { multiEditText, replaceFirstText } from './transforms'
 
 const OldText = z.string().min(1).describe('Exact text to find, including whitespace and line endings.')
@@ -15,10 +14,11 @@ const SingleEditOutput = EditOutput.extend({
 })
 
 async function replaceFirst(input: z.output<typeof SingleEditInput>, { workspace, limits }: ToolContext) {
-  const file = await workspace.readFile(input.path, limits.maxFileBytes)
-  const edited = replaceFirstText(decodeEditableText(file.bytes, file.path), file.path, input)
-  const written = await writeAfterEdit(workspace, file, edited.text, limits.maxFileBytes)
-  return { path: written.path, bytes_written: written.bytes, line: edited.line }
+  const written = await editText(workspace, input.path, limits.maxFileBytes, (text, path) => {
+    const edited = replaceFirstText(text, path, input)
+    return { text: edited.text, result: edited.line }
+  })
+  return { path: written.path, bytes_written: written.bytes, line: written.result }
 }
 
 export const applyEdit = defineTool({
@@ -72,9 +72,11 @@ export const multiEdit = defineTool({
   }),
   output: EditOutput.extend({ edits_applied: z.number().int() }),
   async run(input, { workspace, limits }) {
-    const file = await workspace.readFile(input.path, limits.maxFileBytes)
-    const text = await multiEditText(decodeEditableText(file.bytes, file.path), file.path, input.edits)
-    const written = await writeAfterEdit(workspace, file, text, limits.maxFileBytes)
+    // All or nothing: the whole list is applied to one version and written with one conditional put.
+    const written = await editText(workspace, input.path, limits.maxFileBytes, async (text, path) => ({
+      text: await multiEditText(text, path, input.edits),
+      result: undefined,
+    }))
     return { path: written.path, bytes_written: written.bytes, edits_applied: input.edits.length }
   },
   dryRun: multiEditDryRun,

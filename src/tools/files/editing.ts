@@ -1,21 +1,20 @@
-import type { ObjectInfo } from '../../storage/store'
 import type { Workspace } from '../../workspace/workspace'
-import { encodeText } from './text'
+import { decodeEditableText, encodeText } from './text'
 
-export interface FileForEdit {
-  path: string
-  bytes: Uint8Array
-  info: ObjectInfo
-}
-
-/** Writes the edited text back only if nobody replaced the file since it was read. */
-export async function writeAfterEdit(
+/**
+ * Applies a text edit by compare-and-swap (Workspace.editFile): `edit` gets the file's current text and
+ * may run again on a newer version when another writer landed first, so it must be a pure function of
+ * the text (as the file tools' transforms are).
+ */
+export async function editText<T>(
   workspace: Workspace,
-  file: FileForEdit,
-  text: string,
+  path: string,
   maxBytes: number,
-): Promise<{ path: string; bytes: number }> {
-  const bytes = encodeText(text)
-  await workspace.writeFile(file.path, bytes, maxBytes, { ifMatch: file.info.etag })
-  return { path: file.path, bytes: bytes.byteLength }
+  edit: (text: string, path: string) => Promise<{ text: string; result: T }> | { text: string; result: T },
+): Promise<{ path: string; bytes: number; result: T }> {
+  const written = await workspace.editFile(path, maxBytes, async (file) => {
+    const edited = await edit(decodeEditableText(file.bytes, file.path), file.path)
+    return { bytes: encodeText(edited.text), result: edited.result }
+  })
+  return { path: written.path, bytes: written.bytes, result: written.result as T }
 }

@@ -1,9 +1,9 @@
 import { z } from 'zod'
 import { defineTool } from '../tool'
 import { DiffPreview, diffChangesNothing, writeFileDryRun } from './dry-run'
-import { writeAfterEdit } from './editing'
+import { editText } from './editing'
 import { EditOutput, LineNumber, WorkspacePath } from './schemas'
-import { decodeEditableText, encodeText } from './text'
+import { encodeText } from './text'
 import { textAfterWrite } from './transforms'
 
 const Patch = z.strictObject({
@@ -65,13 +65,13 @@ export const writeFile = defineTool({
   async run(input, { workspace, limits }) {
     if (input.mode === 'write') {
       const bytes = encodeText(input.content ?? '')
-      const existed = await workspace.exists(input.path)
       const written = await workspace.writeFile(input.path, bytes, limits.maxFileBytes)
-      return { path: written.path, bytes_written: bytes.byteLength, mode: input.mode, created: !existed }
+      return { path: written.path, bytes_written: bytes.byteLength, mode: input.mode, created: written.created }
     }
-    const file = await workspace.readFile(input.path, limits.maxFileBytes)
-    const updated = textAfterWrite(decodeEditableText(file.bytes, file.path), file.path, input)
-    const written = await writeAfterEdit(workspace, file, updated, limits.maxFileBytes)
+    const written = await editText(workspace, input.path, limits.maxFileBytes, (text, path) => ({
+      text: textAfterWrite(text, path, input),
+      result: undefined,
+    }))
     return { path: written.path, bytes_written: written.bytes, mode: input.mode, created: false }
   },
   dryRun: writeFileDryRun,

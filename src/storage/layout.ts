@@ -1,0 +1,113 @@
+/**
+ * The storage key layout: every prefix toolport writes in its bucket is named here and nowhere else, so
+ * a new kind of object cannot land where file tools, a listing or the bucket's lifecycle rules do not
+ * expect it. docs/storage.md's "what is stored where" table is generated from `storageLayout`
+ * (`npm run docs:storage`; a test checks it is current).
+ */
+export interface LayoutEntry {
+  /** The key pattern, {placeholders} for the variable parts. */
+  pattern: string
+  what: string
+  /** What writes it and how (compare-and-swap, create-if-absent, plain). */
+  writes: string
+}
+
+export const workspaceKeys = {
+  /** Everything a tenant stores as files: what the storage quota counts. */
+  tenantRoot: (tenant: string) => `tenants/${tenant}/workspaces/`,
+  root: (tenant: string, workspace: string) => `tenants/${tenant}/workspaces/${workspace}/`,
+}
+
+export const tenantKeys = {
+  /** Every tenant's prefix sits below this one (tenants/{tenant}/). */
+  all: 'tenants/',
+  /** The tenant's stored bytes, kept by compare-and-swap (workspace/quota.ts). */
+  usage: (tenant: string) => `tenants/${tenant}/usage.json`,
+}
+
+export const jobKeys = {
+  /** Relative to a tenant's prefix (tenants/{tenant}/), for the sweep over every tenant. */
+  folder: 'jobs/',
+  record: (tenant: string, id: string) => `tenants/${tenant}/jobs/${id}.json`,
+}
+
+export const approvalKeys = {
+  folder: (tenant: string) => `approvals/${tenant}/`,
+  record: (tenant: string, id: string) => `approvals/${tenant}/${id}.json`,
+}
+
+export const sourceKeys = {
+  operator: 'sources/operator/',
+  tenant: (tenant: string) => `sources/tenants/${tenant}/`,
+}
+
+export const markerKeys = {
+  /** The change markers of one workspace, its prefix below sync-markers/. */
+  folder: (workspacePrefix: string) => `sync-markers/${workspacePrefix}`,
+}
+
+export const storageLayout: readonly LayoutEntry[] = [
+  {
+    pattern: 'tenants/{tenant}/workspaces/{workspace}/{path}',
+    what: "workspace files ([contract.md](contract.md#workspaces-and-paths)); generated files under the workspace's `outputs/`",
+    writes:
+      'file tools by compare-and-swap on the etag read; the sandbox sync-back with If-Match on the etag checked out',
+  },
+  {
+    pattern: 'tenants/{tenant}/usage.json',
+    what: 'bytes the tenant stores, against `TOOLPORT_TENANT_QUOTA_BYTES` ([operations.md](operations.md#quota-and-deadline))',
+    writes: 'compare-and-swap, before each write that grows the tenant (a reservation) and after each that shrinks it',
+  },
+  {
+    pattern: 'tenants/{tenant}/jobs/{id}.json',
+    what: 'job records ([contract.md](contract.md#long-calls-jobs))',
+    writes: 'created if absent, then compare-and-swap (a heartbeat is one conditional put)',
+  },
+  {
+    pattern: 'approvals/{tenant}/{id}.json',
+    what: 'calls waiting for approval ([contract.md](contract.md#approvals-and-dry-runs))',
+    writes: 'created if absent; a decision marks it taken by compare-and-swap, then deletes it (exactly once)',
+  },
+  {
+    pattern: 'sources/operator/{id}.json|.yaml',
+    what: "the operator's source manifests in storage ([sources.md](sources.md))",
+    writes: 'by the operator (any tool that writes the bucket); toolport only reads them',
+  },
+  {
+    pattern: 'sources/tenants/{tenant}/{id}.json',
+    what: "a tenant's sources (`PUT /v1/sources/{id}`, [sources.md](sources.md))",
+    writes:
+      'compare-and-swap on the version the instance loaded: a PUT or DELETE another instance landed meanwhile is 409',
+  },
+  {
+    pattern: 'sync-markers/tenants/{tenant}/workspaces/{workspace}/{reader}',
+    what: 'change markers: one per instance keeping a sandbox copy of the workspace ([sandbox.md](sandbox.md#the-workspace-travels))',
+    writes: 'put by their reader before it lists; deleted by every writer of the workspace',
+  },
+  {
+    pattern: '.toolport-tmp/…',
+    what: "the fs driver's temporary files, renamed into place (never a key of the other drivers)",
+    writes: 'fs driver only',
+  },
+]
+
+/** The Markdown table of docs/storage.md. */
+export function layoutTable(): string {
+  const rows = storageLayout.map((entry) => [`\`${entry.pattern}\``, entry.what, entry.writes])
+  const header = ['key', 'what', 'written']
+  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)))
+  const line = (cells: string[]) => `| ${cells.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join(' | ')} |`
+  return [line(header), line(widths.map((width) => '-'.repeat(width))), ...rows.map(line)].join('\n')
+}
+
+const tableStart = /<!-- layout:start[^>]*-->\n/
+const tableEnd = '<!-- layout:end -->'
+
+/** The document with the table between its layout markers replaced by layoutTable(). */
+export function withLayoutTable(document: string): string {
+  const start = tableStart.exec(document)
+  const end = document.indexOf(tableEnd)
+  if (!start || end < start.index) throw new Error('docs/storage.md has no layout markers')
+  const from = start.index + start[0].length
+  return `${document.slice(0, from)}${layoutTable()}\n${document.slice(end)}`
+}
