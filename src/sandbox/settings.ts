@@ -33,7 +33,7 @@ export const sandboxSettings = defineSettings({
       default: './.toolport-work',
       runtimeDefaults: { lambda: '/tmp/toolport/work' },
       description:
-        'Workspace copies for `execute_command` and generated sandbox files (never inside the storage folder).',
+        'Workspace copies for `execute_command` and generated sandbox files (never inside the storage folder). One folder serves one process: a second toolport process finding it in use runs without `execute_command` and says so.',
     }),
     TOOLPORT_SHELL_ALLOW: variable({
       schema: commaList(programName, 'not a program name', 'use names like git, python3').optional(),

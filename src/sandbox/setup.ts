@@ -27,6 +27,7 @@ import { createLimiter } from './limiter'
 import { createWorkerLister, type PolicyWorkerOptions } from './policy/command-lister'
 import type { SandboxSettings } from './settings'
 import { createShellService, type ShellService } from './shell-service'
+import { claimWorkDir } from './work-dir-claim'
 
 export interface ShellSetup {
   shell: ShellService | undefined
@@ -176,6 +177,11 @@ export async function setupShell(
 ): Promise<ShellSetup> {
   if (settings.executor === 'none')
     return { shell: undefined, problem: 'TOOLPORT_SANDBOX=none: the operator disabled the sandbox' }
+  const claimed = await claimWorkDir(resolve(settings.workDir))
+  if (claimed) {
+    log.warn('execute_command is unavailable', { reason: claimed })
+    return { shell: undefined, problem: claimed }
+  }
   const sandbox =
     settings.executor === 'process'
       ? createProcessSandbox(settings.limits, await findProgram('prlimit', env))
