@@ -8,7 +8,8 @@ import { defineConfig } from 'vitest/config'
  * - engines: the drivers and engines on their real backends (bubblewrap, podman, Docker, Chromium,
  *   s3rver, Miniflare's R2);
  * - runtimes: the Lambda, Workers and CLI entry points and the built Node server;
- * - stress: load, soak and hostile-input corpora.
+ * - stress: load, soak and hostile-input corpora;
+ * - fleet: several real toolport processes on one s3rver bucket, with SIGKILL, SIGSTOP and a skewed clock.
  */
 const project = (name: string, include: string[]) => ({ extends: true as const, test: { name, include } })
 
@@ -25,6 +26,7 @@ export default defineConfig({
       project('engines', ['test/engines/**/*.test.ts']),
       project('runtimes', ['test/runtimes/**/*.test.ts']),
       project('stress', ['test/stress/**/*.test.ts']),
+      project('fleet', ['test/fleet/**/*.test.ts']),
     ],
   },
 })
