@@ -6,7 +6,7 @@ export const workspaceSettings = defineSettings({
     TOOLPORT_TENANT_QUOTA_BYTES: variable({
       schema: positiveInteger.optional(),
       description:
-        'Bytes each tenant may store across its workspaces; a write past it answers 413 `size_exceeded`. Usage is cached per tenant for 10 s per instance, so with several instances the quota is approximate. Unset: unlimited.',
+        'Bytes each tenant may store across its workspaces; a write past it answers 413 `size_exceeded`. Usage is one record per tenant in the bucket, reserved by compare-and-swap before each write, so it holds across every instance (to within one file in flight). Unset: unlimited.',
     }),
   },
   build: (values) => ({ tenantQuotaBytes: values.TOOLPORT_TENANT_QUOTA_BYTES }),
