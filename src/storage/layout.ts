@@ -69,8 +69,8 @@ export const storageLayout: readonly LayoutEntry[] = [
     writes: 'created if absent; a decision marks it taken by compare-and-swap, then deletes it (exactly once)',
   },
   {
-    pattern: 'sources/operator/{id}.json|.yaml',
-    what: "the operator's source manifests in storage ([sources.md](sources.md))",
+    pattern: 'sources/operator/{id}.json',
+    what: "the operator's source manifests in storage, also as `{id}.yaml` ([sources.md](sources.md))",
     writes: 'by the operator (any tool that writes the bucket); toolport only reads them',
   },
   {

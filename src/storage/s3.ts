@@ -161,7 +161,12 @@ export function createS3Storage(options: S3StorageOptions): ObjectStore {
           ...(putOptions.ifMatch !== undefined ? { IfMatch: quoted(putOptions.ifMatch) } : {}),
           ...(putOptions.ifNoneMatch !== undefined ? { IfNoneMatch: '*' } : {}),
         }
-        const output = await conditionally(() => client.send(new PutObjectCommand(input)))
+        const output = await conditionally(() => client.send(new PutObjectCommand(input))).catch((error: unknown) => {
+          // AWS answers If-Match on a key that does not exist with 404 NoSuchKey (MinIO and R2 with 412):
+          // either way the version it names is gone, which is a lost race, not a missing bucket.
+          if (isNotFound(error) && putOptions.ifMatch !== undefined) throw new PreconditionFailed()
+          throw isNotFound(error) ? toStorageError(error) : error
+        })
         return { key, size: bytes.byteLength, etag: etagOf(output.ETag), lastModified: new Date() }
       }
       // PutObject needs a known length; Upload buffers parts and switches to multipart for large bodies.

@@ -75,8 +75,8 @@ objectCtrl.putObjectCopy = function (ctx) {
 }
 
 // s3rver ignores If-Match and If-None-Match on PutObject and If-Match on DeleteObject; AWS answers 412
-// PreconditionFailed when the condition does not hold (a put with If-Match on a missing key too), and
-// R2 and MinIO do the same. Every put and delete of one key runs after the one before it (a chain per
+// PreconditionFailed when the condition does not hold, and 404 NoSuchKey to If-Match on a key with no
+// object (MinIO and R2 answer 412 there: the driver takes both as a lost race). Every put and delete of one key runs after the one before it (a chain per
 // key), so a condition is checked and the write done as one step: of concurrent writers holding one
 // etag exactly one lands.
 const S3Error = require(path.join(lib, 'models', 'error.js'))
@@ -114,6 +114,8 @@ async function checkConditions(ctx, forDelete) {
   if (ifMatch !== undefined) {
     // A conditional delete of an object already gone is done (S3 answers 204 then, too).
     if (etag === undefined && forDelete) return
+    // AWS: "If there's no current object version with the same name ... the operation fails with a 404".
+    if (etag === undefined) throw new S3Error('NoSuchKey', 'The specified key does not exist.', { Key: ctx.params.key })
     const wanted = ifMatch.split(',').map((tag) => bare(tag.trim()))
     if (etag === undefined || !(wanted.includes('*') || wanted.includes(etag))) throw preconditionFailed('If-Match')
   }
