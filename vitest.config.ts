@@ -26,7 +26,8 @@ export default defineConfig({
       project('engines', ['test/engines/**/*.test.ts']),
       project('runtimes', ['test/runtimes/**/*.test.ts']),
       project('stress', ['test/stress/**/*.test.ts']),
-      project('fleet', ['test/fleet/**/*.test.ts']),
+      // Each fleet file starts several service processes: one file at a time on two cores.
+      { extends: true as const, test: { name: 'fleet', include: ['test/fleet/**/*.test.ts'], fileParallelism: false } },
     ],
   },
 })

@@ -14,7 +14,7 @@ import { authenticate } from './http/middleware/authenticate'
 import { corsFor } from './http/middleware/cors'
 import { type Lifecycle, refuseWhileDraining } from './http/middleware/drain'
 import { linkOrigin } from './http/middleware/link-origin'
-import { rateLimitMiddleware } from './http/middleware/rate-limit'
+import { type RateLimit, type RateLimiter, rateLimitMiddleware } from './http/middleware/rate-limit'
 import { requestContext } from './http/middleware/request-context'
 import { handleError } from './http/problem'
 import { registerApprovalRoutes } from './http/routes/approvals'
@@ -32,6 +32,7 @@ import { registerSourceManifestSchemaRoute } from './http/routes/source-schema'
 import { registerSourceRoutes } from './http/routes/sources'
 import { registerToolRoutes } from './http/routes/tools'
 import type { JobDispatch } from './jobs/runner'
+import type { JobRecord } from './jobs/types'
 import type { HttpClient } from './net/http'
 import { compatFeed } from './sources/compat/feed'
 import { createSourceHost, type SourceHost } from './sources/host/source-host'
@@ -69,7 +70,21 @@ export interface AppDeps {
   jobDispatch?: JobDispatch
   /** What tool sources need from the runtime; false: built-in tools only. */
   sources?: SourceRuntime | false
+  /** A fleet engine (Node on Redis): jobs, cancels, limits and catalog changes shared by every instance. */
+  fleet?: Fleet
 }
+
+/** What a fleet engine lends the app (src/runtimes/fleet/redis-engine.ts implements it). */
+export interface Fleet {
+  dispatch: JobDispatch
+  announceCancel(job: JobRecord): void
+  rateLimiter(limit: RateLimit): RateLimiter
+  announceCatalogChange(tenant: string | undefined): void
+  onCatalogChange(listener: (tenant: string | undefined) => void): void
+}
+
+/** With a fleet engine announcing every change, the storage poll is only a slow fallback. */
+const fleetSourcePollMs = 300_000
 
 /** The runtime's part in tool sources. */
 export interface SourceRuntime {
@@ -144,7 +159,8 @@ export function createApp(deps: AppDeps): App {
       http: services.http,
       secret: signingSecret,
       statusOrigin: (job) => publicUrl ?? job.origin ?? config.http.publicUrl,
-      dispatch: deps.jobDispatch,
+      dispatch: deps.jobDispatch ?? deps.fleet?.dispatch,
+      announceCancel: deps.fleet?.announceCancel,
     },
   })
 
@@ -176,7 +192,8 @@ export function createApp(deps: AppDeps): App {
   // MCP clients authenticate exactly like REST callers: the same keys, tenants and tool scopes.
   app.use('/mcp', withKey)
   if (config.http.rateLimit) {
-    const limited = rateLimitMiddleware(config.http.rateLimit)
+    const limit = config.http.rateLimit
+    const limited = rateLimitMiddleware(limit, deps.fleet?.rateLimiter(limit))
     app.use('/v1/tools/*', limited)
     app.use('/mcp', limited)
   }
@@ -245,7 +262,8 @@ function createAppSources(deps: AppDeps, builtins: readonly Tool[], services: Om
     storage: deps.storage,
     builtins,
     log: deps.log,
-    refreshMs: config.sources.refreshMs,
+    refreshMs: deps.fleet ? Math.max(config.sources.refreshMs, fleetSourcePollMs) : config.sources.refreshMs,
+    ...(deps.fleet ? { announce: (tenant: string) => deps.fleet?.announceCatalogChange(tenant) } : {}),
     upstreamRefreshMs: config.sources.upstreamRefreshMs,
     tenantKinds: config.sources.tenantKinds,
     maxTenantSources: config.sources.maxTenantSources,
@@ -258,6 +276,7 @@ function createAppSources(deps: AppDeps, builtins: readonly Tool[], services: Om
     tenantSecrets: (tenant) =>
       Object.assign({}, ...config.apiKeys.filter((key) => key.tenant === tenant).map((key) => key.secrets ?? {})),
   })
+  deps.fleet?.onCatalogChange((tenant) => host.changedElsewhere(tenant))
   if (config.sources.compatPacks.length > 0) void host.setFeed('compat', compatFeed(config.sources.compatPacks))
   return host
 }

@@ -27,6 +27,8 @@ export interface CallJobsDeps {
    * calls runStored(); nothing is recovered at start, since a queued job belongs to its invocation.
    */
   dispatch?: JobDispatch | undefined
+  /** A fleet engine's broadcast of stored cancels (JobRunnerOptions.announceCancel). */
+  announceCancel?: ((job: JobRecord) => void) | undefined
 }
 
 /** The job runner of one app: its jobs run through the caller, exactly like a synchronous call. */
@@ -39,6 +41,7 @@ export function createCallJobs(deps: CallJobsDeps): JobRunner {
     ttlSeconds: settings.ttlSeconds,
     log,
     ...(deps.dispatch ? { dispatch: deps.dispatch } : {}),
+    ...(deps.announceCancel ? { announceCancel: deps.announceCancel } : {}),
     describeError: errorToProblem,
     run: deps.run,
     // The delivery promise: runStored() waits for it (an invocation must not end before its webhook).

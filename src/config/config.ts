@@ -25,6 +25,7 @@ import { sourceSettings } from '../sources/settings'
 import { storageSettings } from '../storage/settings'
 import { environmentSettings } from '../tools/system/settings'
 import { workspaceSettings } from '../workspace/settings'
+import { fleetSettings } from './fleet-settings'
 import { processSettings } from './process-settings'
 
 /**
@@ -48,6 +49,7 @@ export const settingsDeclarations = {
   browser: browserSettings,
   browserSessions: browserSessionSettings,
   jobs: jobSettings,
+  fleet: fleetSettings,
   approvals: approvalSettings,
 } as const
 

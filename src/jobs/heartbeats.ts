@@ -5,6 +5,8 @@ import type { JobStore } from './job-store'
 export interface RunningJob {
   controller: AbortController
   tenant: string
+  /** The attempt this process runs (absent: 1). */
+  attempt?: number | undefined
 }
 
 /**
@@ -28,14 +30,21 @@ export function createHeartbeats(store: JobStore, intervalMs: number): Heartbeat
   let heartbeat: ReturnType<typeof setInterval> | undefined
   let beating: Promise<void> | undefined
   async function beat() {
-    for (const [id, { controller, tenant }] of running) {
+    for (const [id, { controller, tenant, attempt = 1 }] of running) {
       // Finished meanwhile (track() waits for this beat before it stores the outcome): nothing to write.
+      // Nor when the job is another attempt's now (the engine took this instance for dead).
+      const mine = (job: { attempt?: number | undefined }) => (job.attempt ?? 1) === attempt
       const job = await store
         .update(tenant, id, (current) =>
-          current?.status === 'running' && running.has(id) ? { ...current, heartbeat_at: now() } : undefined,
+          current?.status === 'running' && mine(current) && running.has(id)
+            ? { ...current, heartbeat_at: now() }
+            : undefined,
         )
         .catch(() => undefined)
       if (job?.status === 'cancelled') controller.abort(new ToolError('conflict', 'The job was cancelled.'))
+      else if (job && !mine(job)) {
+        controller.abort(new ToolError('conflict', 'The job was taken over by another instance.'))
+      }
     }
   }
   function watch(id: string, entry: RunningJob) {

@@ -14,7 +14,12 @@ interface OutcomeOptions {
 }
 
 export interface JobOutcomes {
-  track(job: JobRecord, work: Promise<unknown>): Promise<JobRecord | undefined>
+  /**
+   * Waits for the work and stores its outcome. Resolves to the job as stored and whether this run wrote
+   * it (false: a cancel came first, or the job is another run's now); undefined when even the failure
+   * could not be stored.
+   */
+  track(job: JobRecord, work: Promise<unknown>): Promise<{ job: JobRecord; wrote: boolean } | undefined>
   trackInProcess(job: JobRecord, work: Promise<unknown>): Promise<void>
   notify(job: JobRecord): Promise<void>
 }
@@ -24,7 +29,10 @@ export function createJobOutcomes(options: OutcomeOptions, heartbeats: Heartbeat
   const now = () => new Date().toISOString()
 
   /** Stores the outcome; resolves to the job as stored (the cancelled one if a cancel came first). */
-  async function finish(job: JobRecord, outcome: { result?: unknown; error?: unknown }): Promise<JobRecord> {
+  async function finish(
+    job: JobRecord,
+    outcome: { result?: unknown; error?: unknown },
+  ): Promise<{ job: JobRecord; wrote: boolean }> {
     if ('error' in outcome && isUnexpected(outcome.error)) {
       // A synchronous call's 500 is logged by the error handler; a job's failure has no request to do it.
       options.log.error('job failed unexpectedly', {
@@ -42,11 +50,13 @@ export function createJobOutcomes(options: OutcomeOptions, heartbeats: Heartbeat
         ? { status: 'failed' as const, error: options.describeError(outcome.error), result: null }
         : { status: 'succeeded' as const, result: outcome.result, error: null }),
     }
-    // A cancel that landed first (here or on another instance) wins; one that comes later finds the job done.
+    // A cancel that landed first (here or on another instance) wins; one that comes later finds the job
+    // done. So does a later run: once the engine gave the job to another attempt (this instance was
+    // taken for dead), this run's outcome is not the job's any more.
     const stored = await options.store.update(job.tenant, job.id, (current) =>
-      current?.status === 'cancelled' ? undefined : finished,
+      current?.status === 'running' && sameRun(current, job) ? finished : undefined,
     )
-    return stored ?? finished
+    return { job: stored ?? finished, wrote: stored === finished }
   }
 
   /** Runs onFinished; never rejects. */
@@ -58,8 +68,10 @@ export function createJobOutcomes(options: OutcomeOptions, heartbeats: Heartbeat
     }
   }
 
-  /** Waits for the work and stores its outcome; undefined when even the failure could not be stored. */
-  async function track(job: JobRecord, work: Promise<unknown>): Promise<JobRecord | undefined> {
+  async function track(
+    job: JobRecord,
+    work: Promise<unknown>,
+  ): Promise<{ job: JobRecord; wrote: boolean } | undefined> {
     let outcome: { result: unknown } | { error: unknown }
     try {
       outcome = { result: await work }
@@ -84,9 +96,14 @@ export function createJobOutcomes(options: OutcomeOptions, heartbeats: Heartbeat
   /** The in-process paths: cancel() already notified for a cancelled job, and nobody waits for webhooks. */
   function trackInProcess(job: JobRecord, work: Promise<unknown>): Promise<void> {
     return track(job, work).then((finished) => {
-      if (finished && finished.status !== 'cancelled') void notify(finished)
+      if (finished?.wrote) void notify(finished.job)
     })
   }
 
   return { track, trackInProcess, notify }
+}
+
+/** Whether the stored job is still the run `job` started (the same attempt). */
+export function sameRun(stored: JobRecord, job: JobRecord): boolean {
+  return (stored.attempt ?? 1) === (job.attempt ?? 1)
 }

@@ -172,3 +172,46 @@ describe('job state under concurrent writers', () => {
     runner.stop()
   })
 })
+
+describe('attempts of a queue engine', () => {
+  it('lets a later attempt take over a running job, and fences the earlier run off from writing its outcome', async () => {
+    const storage = createMemoryStorage()
+    const first = deferred<string>()
+    const announced: JobRecord[] = []
+    const instance = (work: () => Promise<string>) =>
+      createJobRunner({
+        store: createJobStore(storage),
+        concurrency: 1,
+        queueLimit: 4,
+        ttlSeconds: 3600,
+        run: () => work(),
+        describeError: (error) => ({ detail: String(error) }),
+        onFinished: (job) => {
+          announced.push(job)
+          return undefined
+        },
+        log: silentLogger,
+        dispatch: async () => {},
+      })
+    const second = deferred<string>()
+    const paused = instance(() => first.promise)
+    const takeover = instance(() => second.promise)
+    const job = await paused.submit(spec)
+    const store = createJobStore(storage)
+    const earlier = paused.runStored('acme', job.id, { attempt: 1, maxAttempts: 3 })
+    await until(async () => (await store.load('acme', job.id))?.status === 'running')
+    // A redelivery of attempt 1 (no lock lost) runs nothing; attempt 2 (the engine took it over) does.
+    expect((await takeover.runStored('acme', job.id, { attempt: 1, maxAttempts: 3 }))?.attempt).toBe(1)
+    const later = takeover.runStored('acme', job.id, { attempt: 2, maxAttempts: 3 })
+    await until(async () => (await store.load('acme', job.id))?.attempt === 2)
+    // The paused run wakes up and finishes while attempt 2 runs: its outcome is not the job's any more.
+    first.resolve('first run')
+    await earlier
+    expect(await store.load('acme', job.id)).toMatchObject({ status: 'running', attempt: 2, max_attempts: 3 })
+    second.resolve('second run')
+    expect(await later).toMatchObject({ status: 'succeeded', result: 'second run', attempt: 2 })
+    expect(announced.map((done) => done.result)).toEqual(['second run'])
+    paused.stop()
+    takeover.stop()
+  })
+})

@@ -3,7 +3,7 @@ import type { Logger } from '../core/logger'
 import { deadline } from './deadline'
 import { createHeartbeats } from './heartbeats'
 import type { JobStore } from './job-store'
-import { createJobOutcomes } from './outcome'
+import { createJobOutcomes, sameRun } from './outcome'
 import { isFinished, type JobRecord } from './types'
 
 export interface JobRunnerOptions {
@@ -26,6 +26,11 @@ export interface JobRunnerOptions {
    * and the function's full timeout). The local queue, its limit and recover() are then unused.
    */
   dispatch?: JobDispatch
+  /**
+   * Called once a cancel is stored, so that the instance running the job (maybe another) stops it at
+   * once (a fleet engine publishes it; without one the job's heartbeat finds the cancel).
+   */
+  announceCancel?: (job: JobRecord) => void
 }
 
 /** Hands a saved, queued job to whatever will call runStored() for it. Rejects if it could not. */
@@ -35,6 +40,19 @@ export type JobSpec = Pick<
   JobRecord,
   'tenant' | 'principal' | 'tool' | 'workspace' | 'input' | 'origin' | 'callback_url'
 >
+
+export interface RunStoredOptions {
+  /** A deadline: when it aborts, the job is killed and fails with the signal's reason. */
+  signal?: AbortSignal
+  /**
+   * The queue engine's count of this delivery (1 for the first). A job left running by an earlier
+   * attempt is taken over by a later one at once: the engine only redelivers a job whose worker lost
+   * its lock, so no heartbeat has to go stale first, and the earlier run's writes are fenced off.
+   */
+  attempt?: number
+  /** How many deliveries the engine makes at most: stored as max_attempts. */
+  maxAttempts?: number
+}
 
 export interface JobRunner {
   submit(spec: JobSpec): Promise<JobRecord>
@@ -53,9 +71,11 @@ export interface JobRunner {
    * aborts, the job is killed and fails with the signal's reason. Resolves to the job as stored, or
    * undefined when there is none; rejects only if the job could not be marked running (retry later).
    */
-  runStored(tenant: string, id: string, options?: { signal?: AbortSignal }): Promise<JobRecord | undefined>
+  runStored(tenant: string, id: string, options?: RunStoredOptions): Promise<JobRecord | undefined>
   get(tenant: string, id: string): Promise<JobRecord | undefined>
   cancel(tenant: string, id: string): Promise<JobRecord | undefined>
+  /** Aborts the job if it runs in this process: its cancel was stored elsewhere (announceCancel). */
+  interrupt(id: string): void
   /**
    * Requeues jobs a crashed process left queued or running, and drops expired ones. Does nothing with
    * a dispatch: there a queued job belongs to its own pending invocation, and running it here too
@@ -91,7 +111,14 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
       void options.store
         .update(job.tenant, job.id, (current) => {
           if (current?.status !== 'queued') return undefined
-          started = { ...current, status: 'running', started_at: now(), heartbeat_at: now() }
+          started = {
+            ...current,
+            status: 'running',
+            started_at: now(),
+            heartbeat_at: now(),
+            attempt: 1,
+            max_attempts: 1,
+          }
           return started
         })
         .then(
@@ -128,6 +155,16 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
     }
   }
 
+  /**
+   * Whether a run may start: the job is queued, or left running by a process that died (its heartbeat
+   * stale), or the engine delivers it again as a later attempt (it redelivers only a job whose worker
+   * lost its lock).
+   */
+  function startable(job: JobRecord, attempt: number | undefined): boolean {
+    if (job.status === 'queued' || isStale(job)) return true
+    return job.status === 'running' && attempt !== undefined && (job.attempt ?? 1) < attempt
+  }
+
   function isStale(job: JobRecord): boolean {
     return job.status === 'running' && Date.now() - Date.parse(job.heartbeat_at ?? job.created_at) > staleAfterMs
   }
@@ -143,6 +180,8 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
           // Nobody will run it, and the caller never learns its id: drop it and answer 503.
           options.log.error('job dispatch failed', { job: job.id, tenant: job.tenant, cause: String(error) })
           await options.store.remove(job.tenant, job.id).catch(() => {})
+          // A dispatch that says why (the queue engine is down) is answered as it said it.
+          if (error instanceof ToolError && error.code === 'unavailable') throw error
           throw new ToolError('unavailable', 'The job could not be started.', {
             hint: 'Submit it again in a few seconds.',
             headers: { 'Retry-After': '10' },
@@ -182,16 +221,23 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
         if (options.dispatch) await notify(job)
         return job
       }
-      if ((job.status !== 'queued' && !isStale(job)) || running.has(job.id)) return job
+      if (!startable(job, runOptions.attempt) || running.has(job.id)) return job
       const controller = new AbortController()
-      watch(job.id, { controller, tenant })
+      watch(job.id, { controller, tenant, attempt: runOptions.attempt })
       let started: JobRecord | undefined
       let stored: JobRecord | undefined
       try {
         // Checked again under the lock: a cancel or another delivery may have come since the load.
         stored = await options.store.update(tenant, id, (current) => {
-          if (!current || (current.status !== 'queued' && !isStale(current))) return undefined
-          started = { ...current, status: 'running', started_at: now(), heartbeat_at: now() }
+          if (!current || !startable(current, runOptions.attempt)) return undefined
+          started = {
+            ...current,
+            status: 'running',
+            started_at: now(),
+            heartbeat_at: now(),
+            attempt: runOptions.attempt ?? (current.attempt ?? 0) + 1,
+            max_attempts: runOptions.maxAttempts ?? current.max_attempts ?? 1,
+          }
           return started
         })
       } catch (error) {
@@ -202,13 +248,17 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
         unwatch(job.id)
         return stored
       }
+      watch(job.id, { controller, tenant, attempt: started.attempt })
       const limit = runOptions.signal ? deadline(runOptions.signal, controller) : undefined
       const work = options.run(started, controller.signal)
       const finished = await track(started, limit ? Promise.race([work, limit.reached]) : work)
       limit?.clear()
       // A cancel that came from elsewhere was not notified there (see above); it is this invocation's.
-      if (finished && (finished.status !== 'cancelled' || options.dispatch)) await notify(finished)
-      return finished ?? started
+      // A job another attempt owns now is that attempt's to announce.
+      const ours =
+        finished && (finished.wrote || (finished.job.status === 'cancelled' && sameRun(finished.job, started)))
+      if (finished && ours && (finished.job.status !== 'cancelled' || options.dispatch)) await notify(finished.job)
+      return finished?.job ?? started
     },
     async get(tenant, id) {
       const job = await options.store.load(tenant, id)
@@ -233,10 +283,14 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
       const index = queue.findIndex((queued) => queued.id === id)
       if (index !== -1) queue.splice(index, 1)
       running.get(id)?.controller.abort(new ToolError('conflict', 'The job was cancelled.'))
+      options.announceCancel?.(cancelled)
       // With a dispatch the job's own invocation sends the webhook (runStored): the environment that
       // answers this DELETE may be frozen right after, before a delivery could finish.
       if (!options.dispatch) void notify(cancelled)
       return cancelled
+    },
+    interrupt(id) {
+      running.get(id)?.controller.abort(new ToolError('conflict', 'The job was cancelled.'))
     },
     async recover() {
       if (options.dispatch) return 0

@@ -22,6 +22,14 @@ export interface JobRecord {
   progress: { output_bytes: number } | null
   result: unknown
   error: Record<string, unknown> | null
+  /**
+   * Which run of the job this is (1 for the first); a queue engine that takes over the job of a dead
+   * instance starts attempt 2. Every write of a run is fenced by it: a run whose attempt is no longer
+   * the record's never writes again. Absent on records of older versions: 1.
+   */
+  attempt?: number
+  /** How many runs the engine allows (1 without a queue engine). */
+  max_attempts?: number
 }
 
 /**
@@ -59,6 +67,8 @@ export function publicJob(job: JobRecord, statusUrl: string) {
     finished_at: job.finished_at,
     expires_at: job.expires_at,
     progress: job.progress,
+    attempt: job.attempt ?? (job.started_at ? 1 : 0),
+    max_attempts: job.max_attempts ?? 1,
     status_url: statusUrl,
     hint: jobHint(job),
     ...(job.status === 'succeeded' ? { result: job.result } : {}),

@@ -12,6 +12,13 @@ export const JobView = z.object({
   finished_at: z.string().nullable(),
   expires_at: z.string(),
   progress: z.object({ output_bytes: z.number() }).nullable(),
+  attempt: z
+    .number()
+    .int()
+    .describe(
+      'Which run of the job this is: 0 while queued, 1 for the first; a run taken over after its instance died counts up.',
+    ),
+  max_attempts: z.number().int().describe('How many runs the job may have (more than 1 only with a queue engine).'),
   status_url: z.string().describe('Poll this URL (GET) until status is succeeded, failed or cancelled.'),
   hint: z.string().describe('What to do next, in one sentence.'),
   result: z.unknown().optional().describe('The tool output, once succeeded.'),

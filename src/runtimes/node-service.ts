@@ -78,7 +78,15 @@ export async function startNodeService(
     shell: needsSandbox(config),
     ...options,
   })
-  const { app, sources } = createApp({
+  // The fleet engine loads only when configured: a single instance never imports BullMQ or ioredis.
+  const redisUrl = config.fleet.redisUrl
+  const fleet = redisUrl
+    ? (await import('./fleet/redis-engine')).createRedisEngine(
+        { ...config.fleet, redisUrl },
+        { log, concurrency: config.jobs.concurrency },
+      )
+    : undefined
+  const { app, sources, caller } = createApp({
     config,
     storage,
     log,
@@ -88,7 +96,10 @@ export async function startNodeService(
     ...(lifecycle ? { lifecycle } : {}),
     ...(shellProblem ? { shellProblem } : {}),
     sources: nodeSourceRuntime(config, env, services),
+    ...(fleet ? { fleet } : {}),
   })
+  fleet?.startWorker(caller.jobs)
+  if (fleet) log.info('fleet engine: redis', { prefix: config.fleet.redisPrefix })
   const folder =
     sources && config.sources.sourcesDir
       ? await watchSourcesFolder(sources, config.sources.sourcesDir, config.sources.refreshMs, log)
@@ -101,6 +112,7 @@ export async function startNodeService(
     async close() {
       folder?.close()
       await sources?.close()
+      await fleet?.close()
       await closeServices()
     },
   }

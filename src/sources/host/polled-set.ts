@@ -16,6 +16,8 @@ export interface PolledSet {
   etagOf(id: string): string | undefined
   /** Written through this instance at this etag: the next poll keeps it as it is. */
   remember(id: string, etag: string): void
+  /** Another instance announced a change: the next refresh lists again, whatever refreshMs says. */
+  expire(): void
 }
 
 export function createPolledSet(
@@ -58,6 +60,9 @@ export function createPolledSet(
       etags.delete(id)
     },
     etagOf: (id) => etags.get(id),
+    expire: () => {
+      checkedAt = Number.NEGATIVE_INFINITY
+    },
     remember: (id, etag) => {
       etags.set(id, etag)
     },

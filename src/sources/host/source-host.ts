@@ -47,6 +47,8 @@ export interface SourceHostDeps {
   /** Values for a tenant's manifests: the secrets of its keys (keys file). */
   tenantSecrets(tenant: string): Readonly<Record<string, string>>
   now?: () => number
+  /** Tells the other instances that a tenant's sources changed here (a fleet engine publishes it). */
+  announce?: (tenant: string) => void
   /** How long calls wait, at most, for a source's first load (10 s); tests lengthen it. */
   loadWaitMs?: number
 }
@@ -70,6 +72,11 @@ export interface SourceHost {
   statuses(tenant: string): Promise<SourceStatus[]>
   put(tenant: string, id: string, json: unknown): Promise<{ status: SourceStatus; created: boolean }>
   remove(tenant: string, id: string): Promise<boolean>
+  /**
+   * Another instance changed the tenant's sources (undefined: the operator's in storage): the next call
+   * of that tenant reads them again, instead of waiting for the poll.
+   */
+  changedElsewhere(tenant: string | undefined): void
   /** Replaces what one operator feed declares (the runtime's folder watcher calls this). */
   setFeed(feed: string, files: readonly FeedFile[]): Promise<void>
   close(): Promise<void>
@@ -270,6 +277,7 @@ export function createSourceHost(deps: SourceHostDeps): SourceHost {
       state.polled.remember(id, etag)
       set.adopt(next)
       version++
+      deps.announce?.(tenant)
       const status = assembleTenant([...operatorEntries(), ...set.ordered()], builtinNames).statuses.find(
         (entry) => entry.owner === 'tenant' && entry.id === id,
       )
@@ -288,8 +296,13 @@ export function createSourceHost(deps: SourceHostDeps): SourceHost {
       const removed = state.polled.set.remove(id)
       state.polled.forget(id)
       version++
+      deps.announce?.(tenant)
       await removed?.close()
       return true
+    },
+    changedElsewhere(tenant) {
+      if (tenant === undefined) operatorStorage.expire()
+      else tenants.get(tenant)?.polled.expire()
     },
     async setFeed(feed, files) {
       const byId = new Map<string, ManifestFile>()

@@ -1,0 +1,183 @@
+import { Queue, Worker } from 'bullmq'
+import { Redis, type RedisOptions } from 'ioredis'
+import type { FleetSettings } from '../../config/fleet-settings'
+import { ToolError } from '../../core/errors'
+import type { Logger } from '../../core/logger'
+import type { RateLimiter } from '../../http/middleware/rate-limit'
+import type { JobDispatch, JobRunner } from '../../jobs/runner'
+import type { JobRecord } from '../../jobs/types'
+import { createRedisRateLimiter } from './redis-rate-limit'
+
+/**
+ * The Node fleet engine on Redis (TOOLPORT_REDIS_URL): what storage is bad at, carried by Redis and
+ * well-kept libraries instead of code of ours.
+ * - Jobs on BullMQ: every instance runs a Worker; one takes each job. A dead instance's job lock lapses
+ *   (lockDuration) and BullMQ's stalled check hands the job to another worker as the next attempt; the
+ *   job record in the bucket stays the truth (results, status), fenced by attempt.
+ * - Cancels are published: the instance running the job aborts it at once, not at its next heartbeat.
+ * - Catalog changes are published: every instance re-reads the tenant's sources at once.
+ * - Rate limits on Redis counters (rate-limiter-flexible), with an in-memory fallback while Redis is down.
+ * The bucket keeps all state that must survive; Redis losing its data loses queued work at most (the
+ * records then say queued until their TTL).
+ */
+export interface RedisEngine {
+  readonly dispatch: JobDispatch
+  /** Starts this instance's BullMQ worker, which runs jobs through the runner's runStored. */
+  startWorker(runner: JobRunner): void
+  /** Tells every instance that a job was cancelled, so the one running it stops within a moment. */
+  announceCancel(job: JobRecord): void
+  /** Tells every instance that a tenant's sources changed (undefined: the operator's). */
+  announceCatalogChange(tenant: string | undefined): void
+  onCatalogChange(listener: (tenant: string | undefined) => void): void
+  rateLimiter(limit: { count: number; windowSeconds: number }): RateLimiter
+  close(): Promise<void>
+}
+
+/** How long a worker holds a job's lock between renewals: a dead instance's job moves on after about this. */
+const lockDurationMs = 10_000
+/** How often workers look for jobs whose lock lapsed. */
+const stalledIntervalMs = 5_000
+
+interface JobMessage {
+  tenant: string
+  id: string
+}
+
+export function createRedisEngine(
+  settings: FleetSettings & { redisUrl: string },
+  options: { log: Logger; concurrency: number },
+): RedisEngine {
+  const { log } = options
+  const prefix = settings.redisPrefix
+  const channel = { cancel: `${prefix}:cancel`, catalog: `${prefix}:catalog` }
+  // A submission fails at once while Redis is down (a 503 to the caller): checked before and bounded in
+  // time, since BullMQ needs the client's offline queue for its own start-up (its INFO is sent before
+  // the connection is ready). Workers and subscribers wait and reconnect by themselves.
+  const producer = connect(settings.redisUrl, { maxRetriesPerRequest: 1 }, log, 'producer')
+  const subscriber = connect(settings.redisUrl, { maxRetriesPerRequest: null }, log, 'subscriber')
+  const queue = new Queue<JobMessage>('jobs', { connection: producer, prefix, skipWaitingForReady: true })
+  queue.on('error', (error) => log.warn('redis job queue error', { cause: String(error) }))
+  let worker: Worker<JobMessage> | undefined
+  let runner: JobRunner | undefined
+  const catalogListeners: Array<(tenant: string | undefined) => void> = []
+
+  void subscriber.subscribe(channel.cancel, channel.catalog).catch((error: unknown) => {
+    log.warn('redis subscribe failed', { cause: String(error) })
+  })
+  subscriber.on('message', (from: string, message: string) => {
+    try {
+      const body = JSON.parse(message) as { tenant?: string; id?: string }
+      if (from === channel.cancel && body.tenant && body.id) runner?.interrupt(body.id)
+      if (from === channel.catalog) for (const listener of catalogListeners) listener(body.tenant)
+    } catch {
+      // Not one of ours: ignored.
+    }
+  })
+
+  const publish = (to: string, body: unknown) =>
+    producer.publish(to, JSON.stringify(body)).catch((error: unknown) => {
+      // The poll (the slow fallback) still brings the change; a cancel still lands at the next heartbeat.
+      log.warn('redis publish failed', { channel: to, cause: String(error) })
+    })
+
+  return {
+    async dispatch(job) {
+      try {
+        if (producer.status !== 'ready') throw new Error(`redis connection is ${producer.status}`)
+        await withinMs(
+          dispatchTimeoutMs,
+          queue.add(
+            'job',
+            { tenant: job.tenant, id: job.id },
+            {
+              jobId: job.id,
+              // A delivery that could not even mark the job running (storage down) is tried again.
+              attempts: settings.jobAttempts,
+              backoff: { type: 'exponential', delay: 1_000 },
+              removeOnComplete: { age: 3_600 },
+              removeOnFail: { age: 86_400 },
+            },
+          ),
+        )
+      } catch (error) {
+        throw new ToolError('unavailable', 'The job queue (Redis) is unreachable, so the job was not started.', {
+          hint: 'Synchronous calls still work. Submit the job again in a few seconds; the operator can check TOOLPORT_REDIS_URL.',
+          headers: { 'Retry-After': '5' },
+          cause: error,
+        })
+      }
+    },
+    startWorker(jobs) {
+      runner = jobs
+      const connection = connect(settings.redisUrl, { maxRetriesPerRequest: null }, log, 'worker')
+      worker = new Worker<JobMessage>(
+        'jobs',
+        async (job) => {
+          await jobs.runStored(job.data.tenant, job.data.id, {
+            attempt: job.attemptsStarted,
+            maxAttempts: settings.jobAttempts,
+          })
+        },
+        {
+          connection,
+          prefix,
+          concurrency: options.concurrency,
+          lockDuration: lockDurationMs,
+          stalledInterval: stalledIntervalMs,
+          // A job is started at most jobAttempts times, whether its runs failed or their instances died.
+          maxStalledCount: Math.max(0, settings.jobAttempts - 1),
+        },
+      )
+      worker.on('error', (error) => log.warn('redis job worker error', { cause: String(error) }))
+      worker.on('failed', (job, error) => {
+        if (job)
+          log.warn('job delivery failed', { job: job.data.id, attempt: job.attemptsStarted, cause: String(error) })
+      })
+    },
+    announceCancel(job) {
+      void publish(channel.cancel, { tenant: job.tenant, id: job.id })
+    },
+    announceCatalogChange(tenant) {
+      void publish(channel.catalog, { tenant: tenant ?? null })
+    },
+    onCatalogChange(listener) {
+      catalogListeners.push(listener)
+    },
+    rateLimiter: (limit) => createRedisRateLimiter(producer, `${prefix}:rate`, limit),
+    async close() {
+      await worker?.close().catch(() => {})
+      await queue.close().catch(() => {})
+      subscriber.disconnect()
+      producer.disconnect()
+    },
+  }
+}
+
+/** How long a submission waits for Redis before answering 503. */
+const dispatchTimeoutMs = 3_000
+
+function withinMs<T>(ms: number, work: Promise<T>): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer from redis within ${ms} ms`)), ms)
+  })
+  return Promise.race([work, late]).finally(() => clearTimeout(timer))
+}
+
+function connect(url: string, options: RedisOptions, log: Logger, role: string): Redis {
+  const client = new Redis(url, {
+    ...options,
+    // Reconnects by itself, backing off to 2 s, for as long as the process runs.
+    retryStrategy: (times) => Math.min(2_000, 100 * times),
+  })
+  let down = false
+  client.on('error', (error) => {
+    if (!down) log.warn('redis unreachable', { role, cause: String(error) })
+    down = true
+  })
+  client.on('ready', () => {
+    if (down) log.info('redis reachable again', { role })
+    down = false
+  })
+  return client
+}
