@@ -4,11 +4,11 @@
 // check compares the live JS heap (a heap snapshot, which collects first) after those calls and
 // after 10,000 more: RSS alone cannot tell a leak from garbage V8 has not collected yet.
 import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { buildNode } from '../scripts/build-targets.mjs'
 import { runMixedLoad } from '../test/support/load'
+import { freePort } from '../test/support/ports'
 import { note, printRows, summarize } from './stats'
 import { type Child, spawnNode } from './support/child'
 import { benchKey } from './support/http-constants'
@@ -25,17 +25,6 @@ const MB = 1024 * 1024
 // (node_modules/.cache: packages stay external and resolve from here).
 const bundle = join(process.cwd(), 'node_modules', '.cache', 'toolport-bench', 'node.js')
 await buildNode({ outdir: dirname(bundle) })
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-  })
-}
 
 async function rss(url: string): Promise<number> {
   const response = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${benchKey}` } })

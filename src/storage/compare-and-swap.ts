@@ -45,7 +45,7 @@ export async function retryOnConflict<T>(
   }
 }
 
-export function busy(subject: string | undefined, attempts: number): ToolError {
+function busy(subject: string | undefined, attempts: number): ToolError {
   return new ToolError(
     'conflict',
     `${subject ?? 'The object'} kept changing while this call tried to write it (${attempts} attempts).`,
@@ -88,23 +88,4 @@ export function writeRecord<T>(
     contentType: options.contentType ?? 'application/json',
     ...(etag === undefined ? { ifNoneMatch: '*' as const } : { ifMatch: etag }),
   })
-}
-
-/**
- * Read-modify-write of a JSON record by compare-and-swap. `change` gets the current value (null: absent)
- * and answers the new one, or undefined to leave the record as it is; it may run more than once.
- */
-export async function updateRecord<T>(
-  storage: ObjectStore,
-  key: string,
-  change: (current: T | null) => T | undefined,
-  options: CompareAndSwapOptions = {},
-): Promise<Versioned<T | null> | null> {
-  return retryOnConflict(async () => {
-    const current = await readRecord<T>(storage, key)
-    const next = change(current?.value ?? null)
-    if (next === undefined) return current
-    const info = await writeRecord(storage, key, next, current?.etag)
-    return { value: next, etag: info.etag }
-  }, options)
 }

@@ -1,23 +1,15 @@
 import { execFileSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { mkdir, mkdtemp, rm } from 'node:fs/promises'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { createFsStorage } from '../../src/storage/fs'
+import { freePort } from '../support/ports'
 import { s3StorageFor, startS3rver } from '../support/s3rver'
 import { startTestServer, type TestServer } from '../support/server'
 
 const sha = (text: string) => createHash('sha256').update(text).digest('hex')
-
-async function freePort(): Promise<number> {
-  const probe = createServer()
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve))
-  const { port } = probe.address() as { port: number }
-  await new Promise((resolve) => probe.close(resolve))
-  return port
-}
 
 /** Reads every file back and compares it with what the clients were told was stored. */
 async function checksumPass(server: TestServer, workspace: string, expected: Map<string, string[]>) {

@@ -98,6 +98,20 @@ function runnerOf(token: string): FleetInstance | undefined {
   return undefined
 }
 
+/** Waits until the job runs, and answers the instance whose sandbox runs its command (named by `token`). */
+async function runningOn(id: string, token: string): Promise<FleetInstance | undefined> {
+  await until(
+    'job running',
+    () => job(id),
+    (view) => view.status === 'running',
+  )
+  return until(
+    'its sandbox',
+    async () => runnerOf(token),
+    (found) => found !== undefined,
+  )
+}
+
 async function text(path: string): Promise<string | undefined> {
   const object = await storage.get(`tenants/default/workspaces/${workspace}/${path}`)
   return object ? new TextDecoder().decode(object.body) : undefined
@@ -126,16 +140,7 @@ describe('a Node fleet on Redis', () => {
     const submitted = await submit(slots[0] as FleetInstance, 'sleep 4; echo done >> job-kill.txt')
     expect(submitted.status).toBe(202)
     const id = submitted.body.job_id
-    await until(
-      'job running',
-      () => job(id),
-      (view) => view.status === 'running',
-    )
-    const holder = await until(
-      'its sandbox',
-      async () => runnerOf('job-kill.txt'),
-      (found) => found !== undefined,
-    )
+    const holder = await runningOn(id, 'job-kill.txt')
     expect((await job(id)).attempt).toBe(1)
     const killedAt = Date.now()
     await holder?.kill()
@@ -179,16 +184,7 @@ describe('a Node fleet on Redis', () => {
   it('stops a running job on whichever instance runs it when another is asked to cancel', async () => {
     const submitted = await submit(slots[1] as FleetInstance, 'sleep 60; echo never > cancelled.txt')
     const id = submitted.body.job_id
-    await until(
-      'job running',
-      () => job(id),
-      (view) => view.status === 'running',
-    )
-    const holder = await until(
-      'its sandbox',
-      async () => runnerOf('cancelled.txt'),
-      (found) => found !== undefined,
-    )
+    const holder = await runningOn(id, 'cancelled.txt')
     const asked = slots.find((instance) => instance !== holder) as FleetInstance
     const cancelled = await fetch(`${asked.url}/v1/jobs/${id}`, { method: 'DELETE' })
     expect(cancelled.status).toBe(200)

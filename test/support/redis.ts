@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { createServer } from 'node:net'
+import { freePort } from './ports'
 
 /** Debian's redis-server (CI installs it), started and stopped by the suite on 127.0.0.1. */
 export const redisServerPath = ['/usr/bin/redis-server', '/usr/local/bin/redis-server'].find((path) => existsSync(path))
@@ -12,17 +12,6 @@ export interface RedisServer {
   stop(): Promise<void>
   /** Starts it again on the same port. */
   start(): Promise<void>
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-  })
 }
 
 export async function startRedis(): Promise<RedisServer> {

@@ -80,16 +80,18 @@ objectCtrl.putObjectCopy = function (ctx) {
 // key), so a condition is checked and the write done as one step: of concurrent writers holding one
 // etag exactly one lands.
 const S3Error = require(path.join(lib, 'models', 'error.js'))
-const keyChains = new Map()
-function oneAtATime(id, run) {
-  const next = (keyChains.get(id) || Promise.resolve()).catch(() => {}).then(run)
-  keyChains.set(id, next)
-  next.then(
-    () => keyChains.get(id) === next && keyChains.delete(id),
-    () => keyChains.get(id) === next && keyChains.delete(id),
-  )
-  return next
+// Runs of one id (a key, a bucket) one after another: each starts when the one before it settled.
+function inTurns() {
+  const chains = new Map()
+  return (id, run) => {
+    const next = (chains.get(id) || Promise.resolve()).catch(() => {}).then(run)
+    chains.set(id, next)
+    const forget = () => chains.get(id) === next && chains.delete(id)
+    next.then(forget, forget)
+    return next
+  }
 }
+const oneAtATime = inTurns()
 const bare = (etag) => String(etag || '').replace(/^W\\//, '').replace(/^"(.*)"$/, '$1')
 async function currentEtag(ctx) {
   try {
@@ -141,16 +143,7 @@ const byUtf8 = (left, right) => Buffer.compare(Buffer.from(left), Buffer.from(ri
 // file stream then fails unhandled and takes s3rver down). S3 has neither problem: writes of one bucket
 // go one after another here, which gives the writers S3's guarantees.
 const FilesystemStore = require(path.join(lib, 'stores', 'filesystem.js'))
-const writeChains = new Map()
-function serialized(bucket, run) {
-  const next = (writeChains.get(bucket) || Promise.resolve()).catch(() => {}).then(run)
-  writeChains.set(bucket, next)
-  next.then(
-    () => writeChains.get(bucket) === next && writeChains.delete(bucket),
-    () => writeChains.get(bucket) === next && writeChains.delete(bucket),
-  )
-  return next
-}
+const serialized = inTurns()
 // Its putObject also answers before the bytes are on disk (the write stream is not awaited) and
 // truncates the file a reader may be streaming: written here to a temporary file renamed into place,
 // and reads buffered under the same turn, so a GET or HEAD sees one whole version with its own etag.

@@ -1,9 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { freePort } from './ports'
 
 /**
  * `wrangler dev --local` for tests: the committed infra/cloudflare/wrangler.toml with main and the
@@ -17,14 +17,6 @@ export interface WranglerDev {
 
 /** Thrown when wrangler itself cannot run on this machine (as opposed to our Worker failing). */
 export class WranglerUnavailable extends Error {}
-
-async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
 
 function stopGroup(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => {
