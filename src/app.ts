@@ -31,6 +31,7 @@ import { registerOpenApiRoute } from './http/routes/openapi'
 import { registerSourceManifestSchemaRoute } from './http/routes/source-schema'
 import { registerSourceRoutes } from './http/routes/sources'
 import { registerToolRoutes } from './http/routes/tools'
+import type { Delivery } from './jobs/callback'
 import type { JobDispatch } from './jobs/runner'
 import type { JobRecord } from './jobs/types'
 import type { HttpClient } from './net/http'
@@ -78,6 +79,8 @@ export interface AppDeps {
 export interface Fleet {
   dispatch: JobDispatch
   announceCancel(job: JobRecord): void
+  /** Queues a webhook delivery (retried with backoff by whichever instance is up). */
+  deliver(delivery: Delivery): Promise<void>
   rateLimiter(limit: RateLimit): RateLimiter
   announceCatalogChange(tenant: string | undefined): void
   onCatalogChange(listener: (tenant: string | undefined) => void): void
@@ -161,6 +164,7 @@ export function createApp(deps: AppDeps): App {
       statusOrigin: (job) => publicUrl ?? job.origin ?? config.http.publicUrl,
       dispatch: deps.jobDispatch ?? deps.fleet?.dispatch,
       announceCancel: deps.fleet?.announceCancel,
+      deliver: deps.fleet?.deliver,
     },
   })
 

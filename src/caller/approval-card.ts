@@ -53,8 +53,7 @@ export function notifyApprovers(
   card: ApprovalCard,
 ): void {
   void deliverCallback(
-    webhook.url,
-    { event: 'approval.created', approval: card },
+    { id: `approval.${card.approval_id}`, url: webhook.url, payload: { event: 'approval.created', approval: card } },
     { http, secret: webhook.secret, attempts: 3, backoffMs: 1000 },
   ).catch(() => {})
 }

@@ -1,6 +1,6 @@
 import { storedFormOf } from '../auth/principal'
 import type { Logger } from '../core/logger'
-import { deliverCallback } from '../jobs/callback'
+import { type Delivery, deliverCallback, deliveryOf } from '../jobs/callback'
 import { createJobStore } from '../jobs/job-store'
 import { errorToProblem } from '../jobs/problem'
 import { createJobRunner, type JobDispatch, type JobRunner, type JobSpec } from '../jobs/runner'
@@ -27,6 +27,11 @@ export interface CallJobsDeps {
    * calls runStored(); nothing is recovered at start, since a queued job belongs to its invocation.
    */
   dispatch?: JobDispatch | undefined
+  /**
+   * A fleet engine's queue of webhook deliveries: it retries with backoff on any instance, so a delivery
+   * survives the instance that made it. Unset: delivered from this process, retrying in memory.
+   */
+  deliver?: ((delivery: Delivery) => Promise<void>) | undefined
   /** A fleet engine's broadcast of stored cancels (JobRunnerOptions.announceCancel). */
   announceCancel?: ((job: JobRecord) => void) | undefined
 }
@@ -49,7 +54,14 @@ export function createCallJobs(deps: CallJobsDeps): JobRunner {
       const http = deps.http
       if (!job.callback_url || !http) return
       const statusUrl = jobStatusUrl(deps.statusOrigin(job), job.id)
-      await deliverCallback(job.callback_url, publicJob(job, statusUrl), {
+      const delivery = deliveryOf(job, job.callback_url, publicJob(job, statusUrl))
+      if (deps.deliver) {
+        await deps.deliver(delivery).catch((error: unknown) => {
+          log.warn('job callback not queued', { job: job.id, tenant: job.tenant, cause: String(error) })
+        })
+        return
+      }
+      await deliverCallback(delivery, {
         http,
         secret: deps.secret,
         attempts: settings.callbackAttempts,

@@ -20,30 +20,63 @@ export interface CallbackOptions {
   sleep?: (ms: number) => Promise<void>
 }
 
-/** Delivers with retries; resolves true once a 2xx arrives, false after the last attempt failed. */
-export async function deliverCallback(url: string, payload: unknown, options: CallbackOptions): Promise<boolean> {
+/**
+ * One webhook delivery: the same id on every retry of it (receivers deduplicate by it), and a new one for
+ * a new run of the job (a run taken over by another instance delivers again, as attempt n of the job).
+ */
+export interface Delivery {
+  /** `{job id}.{job attempt}`: stable across retries of this delivery. */
+  id: string
+  url: string
+  payload: unknown
+}
+
+export function deliveryOf(job: { id: string; attempt?: number | undefined }, url: string, payload: unknown): Delivery {
+  return { id: `${job.id}.${job.attempt ?? 1}`, url, payload }
+}
+
+/**
+ * POSTs a delivery once: resolves true on a 2xx. The delivery id and this try's number go in headers
+ * and in the signed body (`delivery`), so a receiver can verify both and drop a repeat.
+ */
+export async function deliverOnce(
+  delivery: Delivery,
+  tryNumber: number,
+  options: Pick<CallbackOptions, 'http' | 'secret'>,
+): Promise<boolean> {
+  const body = JSON.stringify({
+    ...(delivery.payload as Record<string, unknown>),
+    delivery: { id: delivery.id, attempt: tryNumber },
+  })
+  const timestamp = Math.floor(Date.now() / 1000)
+  try {
+    const response = await options.http.request({
+      url: delivery.url,
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-toolport-signature': await signPayload(options.secret, timestamp, body),
+        'x-toolport-delivery': delivery.id,
+        'x-toolport-delivery-attempt': String(tryNumber),
+      },
+      body,
+      timeoutMs: 10_000,
+      maxBytes: 4096,
+      maxRedirects: 0,
+    })
+    return response.status >= 200 && response.status < 300
+  } catch {
+    // Refused, unreachable or slow: the next try (or the job record) tells the story.
+    return false
+  }
+}
+
+/** Delivers with retries in this process; resolves true once a 2xx arrives, false after the last try. */
+export async function deliverCallback(delivery: Delivery, options: CallbackOptions): Promise<boolean> {
   const sleep = options.sleep ?? ((ms: number) => new Promise((resolve) => setTimeout(resolve, ms)))
-  const body = JSON.stringify(payload)
-  for (let attempt = 0; attempt < options.attempts; attempt++) {
-    if (attempt > 0) await sleep(options.backoffMs * 4 ** (attempt - 1))
-    const timestamp = Math.floor(Date.now() / 1000)
-    try {
-      const response = await options.http.request({
-        url,
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          'x-toolport-signature': await signPayload(options.secret, timestamp, body),
-        },
-        body,
-        timeoutMs: 10_000,
-        maxBytes: 4096,
-        maxRedirects: 0,
-      })
-      if (response.status >= 200 && response.status < 300) return true
-    } catch {
-      // Refused, unreachable or slow: the next attempt (or the job record) tells the story.
-    }
+  for (let tryNumber = 1; tryNumber <= options.attempts; tryNumber++) {
+    if (tryNumber > 1) await sleep(options.backoffMs * 4 ** (tryNumber - 2))
+    if (await deliverOnce(delivery, tryNumber, options)) return true
   }
   return false
 }

@@ -8,6 +8,7 @@ import type { Logger } from '../core/logger'
 import type { AppEnv } from '../http/env'
 import type { Lifecycle } from '../http/middleware/drain'
 import type { DocsAssetLoader } from '../http/routes/docs'
+import { deliverOnce } from '../jobs/callback'
 import type { PolicyWorkerOptions } from '../sandbox/policy/command-lister'
 import { createFsStorage } from '../storage/fs'
 import { createMemoryStorage } from '../storage/memory'
@@ -82,7 +83,12 @@ export async function startNodeService(
   const redisUrl = config.fleet.redisUrl
   const fleet = redisUrl
     ? (await import('./fleet/redis-engine')).createRedisEngine(
-        { ...config.fleet, redisUrl },
+        {
+          ...config.fleet,
+          redisUrl,
+          callbackAttempts: config.jobs.callbackAttempts,
+          callbackBackoffMs: config.jobs.callbackBackoffMs,
+        },
         { log, concurrency: config.jobs.concurrency },
       )
     : undefined
@@ -98,8 +104,15 @@ export async function startNodeService(
     sources: nodeSourceRuntime(config, env, services),
     ...(fleet ? { fleet } : {}),
   })
-  fleet?.startWorker(caller.jobs)
+  const http = services.http
+  const secret = config.downloads.signingSecret
+  fleet?.startWorker(caller.jobs, (delivery, tryNumber) =>
+    http && secret ? deliverOnce(delivery, tryNumber, { http, secret }) : Promise.resolve(false),
+  )
   if (fleet) log.info('fleet engine: redis', { prefix: config.fleet.redisPrefix })
+  if (fleet && !secret) {
+    log.warn('TOOLPORT_SIGNING_SECRET is not set: a fleet needs one secret, so job callbacks are not sent')
+  }
   const folder =
     sources && config.sources.sourcesDir
       ? await watchSourcesFolder(sources, config.sources.sourcesDir, config.sources.refreshMs, log)

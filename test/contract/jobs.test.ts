@@ -174,7 +174,19 @@ describe('asynchronous jobs', () => {
     const expected = createHmac('sha256', secret).update(`${timestamp}.${delivery?.body}`).digest('hex')
     expect(signature).toBe(expected)
     expect(Math.abs(Date.now() / 1000 - Number(timestamp))).toBeLessThan(60)
-    expect(JSON.parse(delivery?.body ?? '{}')).toMatchObject({ job_id: job.job_id, status: 'succeeded' })
+    expect(JSON.parse(delivery?.body ?? '{}')).toMatchObject({
+      job_id: job.job_id,
+      status: 'succeeded',
+      delivery: { id: `${job.job_id}.1`, attempt: 2 },
+    })
+    // Both tries carry one delivery id (receivers deduplicate by it) and their own try number.
+    const tries = receiver.hits.filter((hit) => hit.url === '/hook')
+    expect(
+      tries.map((hit) => [hit.headers['x-toolport-delivery'], hit.headers['x-toolport-delivery-attempt']]),
+    ).toEqual([
+      [`${job.job_id}.1`, '1'],
+      [`${job.job_id}.1`, '2'],
+    ])
   })
 
   it('turns a synchronous call that outlasts TOOLPORT_SYNC_TIMEOUT_SECONDS into a job', async () => {

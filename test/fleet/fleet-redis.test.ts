@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { ObjectStore } from '../../src/storage/store'
 import { callTool, type FleetInstance, startInstance } from '../support/fleet'
-import type { LocalWeb } from '../support/local-web'
+import { type LocalWeb, startLocalWeb } from '../support/local-web'
 import { type RedisServer, startRedis } from '../support/redis'
 import { type S3rverInstance, s3StorageFor, startS3rver } from '../support/s3rver'
 import { startSourceUpstreams } from '../support/source-upstreams'
@@ -20,6 +20,7 @@ let redis: RedisServer
 let bucket: S3rverInstance
 let storage: ObjectStore
 let upstream: LocalWeb
+let receiver: LocalWeb
 const slots: FleetInstance[] = []
 const started: FleetInstance[] = []
 let env: Record<string, string>
@@ -41,8 +42,11 @@ interface JobView {
 async function submit(
   instance: FleetInstance,
   command: string,
+  hook = '/hook',
 ): Promise<{ status: number; body: JobView & Record<string, unknown> }> {
-  const response = await fetch(`${instance.url}/v1/tools/execute_command?async=true&workspace=${workspace}`, {
+  const callback = encodeURIComponent(`${receiver.url}${hook}`)
+  const query = `async=true&workspace=${workspace}&callback_url=${callback}`
+  const response = await fetch(`${instance.url}/v1/tools/execute_command?${query}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ command, timeout_seconds: 120 }),
@@ -118,12 +122,30 @@ async function text(path: string): Promise<string | undefined> {
 }
 
 beforeAll(async () => {
-  ;[redis, bucket, upstream] = await Promise.all([startRedis(), startS3rver(), startSourceUpstreams()])
+  ;[redis, bucket, upstream, receiver] = await Promise.all([
+    startRedis(),
+    startS3rver(),
+    startSourceUpstreams(),
+    startLocalWeb({
+      '/hook': (_request, response) => {
+        response.statusCode = 200
+        response.end('ok')
+      },
+      // Refuses the first try of each delivery, takes the next.
+      '/flaky': (request, response) => {
+        const id = String(request.headers['x-toolport-delivery'])
+        const tries = receiver.hits.filter((hit) => hit.headers['x-toolport-delivery'] === id).length
+        response.statusCode = tries > 1 ? 200 : 503
+        response.end()
+      },
+    }),
+  ])
   storage = s3StorageFor(bucket)
   env = {
     TOOLPORT_REDIS_URL: redis.url,
     TOOLPORT_JOB_ATTEMPTS: '3',
-    TOOLPORT_FETCH_ALLOW_HOSTS: `127.0.0.1:${upstream.port}`,
+    TOOLPORT_CALLBACK_BACKOFF_MS: '300',
+    TOOLPORT_FETCH_ALLOW_HOSTS: `127.0.0.1:${upstream.port},127.0.0.1:${receiver.port}`,
   }
   slots.push(...(await Promise.all([launch('a'), launch('b'), launch('c')])))
 }, 120_000)
@@ -133,7 +155,15 @@ afterAll(async () => {
   await redis?.stop()
   await bucket?.stop()
   await upstream?.stop()
+  await receiver?.stop()
 })
+
+/** The webhook deliveries the receiver got for a job: [delivery id, try number]. */
+function deliveries(id: string): [string, string][] {
+  return receiver.hits
+    .filter((hit) => String(hit.headers['x-toolport-delivery']).startsWith(`${id}.`))
+    .map((hit) => [String(hit.headers['x-toolport-delivery']), String(hit.headers['x-toolport-delivery-attempt'])])
+}
 
 describe('a Node fleet on Redis', () => {
   it('moves the job of a SIGKILLed instance to another, as attempt 2, and finishes it once', async () => {
@@ -153,6 +183,15 @@ describe('a Node fleet on Redis', () => {
     console.log(`job taken over and finished ${Date.now() - killedAt} ms after the kill (4 s of work)`)
     expect(finished).toMatchObject({ status: 'succeeded', attempt: 2, max_attempts: 3 })
     expect(await text('job-kill.txt')).toBe('done\n')
+    // One webhook, from the run that finished it: its delivery id names attempt 2.
+    await until(
+      'webhook',
+      async () => deliveries(id),
+      (found) => found.length > 0,
+      30_000,
+    )
+    await sleep(1_000)
+    expect(deliveries(id)).toEqual([[`${id}.2`, '1']])
     // The killed instance is replaced for the tests that follow.
     slots[slots.indexOf(holder as FleetInstance)] = await launch('a2')
   }, 150_000)
@@ -179,7 +218,39 @@ describe('a Node fleet on Redis', () => {
       expect(view).toMatchObject({ status: 'succeeded', attempt: 1 })
       expect(await text(`once-${index}.txt`)).toBe('run\n')
     }
+    // One webhook per job, each delivered once.
+    await until(
+      'webhooks',
+      async () => ids.map(deliveries),
+      (found) => found.every((list) => list.length > 0),
+      30_000,
+    )
+    await sleep(1_000)
+    for (const id of ids) expect(deliveries(id)).toEqual([[`${id}.1`, '1']])
   }, 120_000)
+
+  it('retries a refused webhook from the engine with the same delivery id and the next try number', async () => {
+    const answer = await submit(slots[2] as FleetInstance, 'echo hook > hook.txt', '/flaky')
+    const id = answer.body.job_id
+    await until(
+      'second try',
+      async () => deliveries(id),
+      (found) => found.length >= 2,
+      30_000,
+    )
+    await sleep(1_000)
+    expect(deliveries(id)).toEqual([
+      [`${id}.1`, '1'],
+      [`${id}.1`, '2'],
+    ])
+    // The signed body carries the same delivery id and try, so a receiver can trust them.
+    const last = receiver.hits.filter((hit) => hit.headers['x-toolport-delivery'] === `${id}.1`).at(-1)
+    expect(JSON.parse(last?.body ?? '{}')).toMatchObject({
+      job_id: id,
+      status: 'succeeded',
+      delivery: { id: `${id}.1`, attempt: 2 },
+    })
+  }, 60_000)
 
   it('stops a running job on whichever instance runs it when another is asked to cancel', async () => {
     const submitted = await submit(slots[1] as FleetInstance, 'sleep 60; echo never > cancelled.txt')

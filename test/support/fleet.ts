@@ -34,7 +34,10 @@ export interface InstanceOptions {
   env?: Record<string, string>
 }
 
-export async function startInstance(bucket: S3rverInstance, options: InstanceOptions): Promise<FleetInstance> {
+export async function startInstance(
+  bucket: Pick<S3rverInstance, 'bucket' | 'endpoint'>,
+  options: InstanceOptions,
+): Promise<FleetInstance> {
   const dataDir = await mkdtemp(join(tmpdir(), `toolport-fleet-${options.name}-`))
   // The sandbox user must be able to reach the work folder inside it.
   await chmod(dataDir, 0o711)

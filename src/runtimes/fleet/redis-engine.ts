@@ -4,6 +4,7 @@ import type { FleetSettings } from '../../config/fleet-settings'
 import { ToolError } from '../../core/errors'
 import type { Logger } from '../../core/logger'
 import type { RateLimiter } from '../../http/middleware/rate-limit'
+import type { Delivery } from '../../jobs/callback'
 import type { JobDispatch, JobRunner } from '../../jobs/runner'
 import type { JobRecord } from '../../jobs/types'
 import { createRedisRateLimiter } from './redis-rate-limit'
@@ -22,8 +23,13 @@ import { createRedisRateLimiter } from './redis-rate-limit'
  */
 export interface RedisEngine {
   readonly dispatch: JobDispatch
-  /** Starts this instance's BullMQ worker, which runs jobs through the runner's runStored. */
-  startWorker(runner: JobRunner): void
+  /** Queues a webhook delivery: any instance's worker sends it, retrying with backoff. */
+  deliver(delivery: Delivery): Promise<void>
+  /**
+   * Starts this instance's BullMQ workers: jobs through the runner's runStored, webhook deliveries
+   * through `send` (one POST; false or a throw is retried).
+   */
+  startWorker(runner: JobRunner, send: (delivery: Delivery, tryNumber: number) => Promise<boolean>): void
   /** Tells every instance that a job was cancelled, so the one running it stops within a moment. */
   announceCancel(job: JobRecord): void
   /** Tells every instance that a tenant's sources changed (undefined: the operator's). */
@@ -44,7 +50,7 @@ interface JobMessage {
 }
 
 export function createRedisEngine(
-  settings: FleetSettings & { redisUrl: string },
+  settings: FleetSettings & { redisUrl: string; callbackAttempts: number; callbackBackoffMs: number },
   options: { log: Logger; concurrency: number },
 ): RedisEngine {
   const { log } = options
@@ -57,7 +63,9 @@ export function createRedisEngine(
   const subscriber = connect(settings.redisUrl, { maxRetriesPerRequest: null }, log, 'subscriber')
   const queue = new Queue<JobMessage>('jobs', { connection: producer, prefix, skipWaitingForReady: true })
   queue.on('error', (error) => log.warn('redis job queue error', { cause: String(error) }))
-  let worker: Worker<JobMessage> | undefined
+  const webhooks = new Queue<Delivery>('webhooks', { connection: producer, prefix, skipWaitingForReady: true })
+  webhooks.on('error', (error) => log.warn('redis webhook queue error', { cause: String(error) }))
+  const workers: Worker[] = []
   let runner: JobRunner | undefined
   const catalogListeners: Array<(tenant: string | undefined) => void> = []
 
@@ -107,10 +115,24 @@ export function createRedisEngine(
         })
       }
     },
-    startWorker(jobs) {
+    async deliver(delivery) {
+      // The delivery id is the BullMQ job id: the same delivery queued twice (a duplicate onFinished)
+      // is one delivery.
+      await withinMs(
+        dispatchTimeoutMs,
+        webhooks.add('webhook', delivery, {
+          jobId: delivery.id,
+          attempts: settings.callbackAttempts,
+          backoff: { type: 'exponential', delay: settings.callbackBackoffMs },
+          removeOnComplete: { age: 86_400 },
+          removeOnFail: { age: 7 * 86_400 },
+        }),
+      )
+    },
+    startWorker(jobs, send) {
       runner = jobs
       const connection = connect(settings.redisUrl, { maxRetriesPerRequest: null }, log, 'worker')
-      worker = new Worker<JobMessage>(
+      const worker = new Worker<JobMessage>(
         'jobs',
         async (job) => {
           await jobs.runStored(job.data.tenant, job.data.id, {
@@ -133,6 +155,20 @@ export function createRedisEngine(
         if (job)
           log.warn('job delivery failed', { job: job.data.id, attempt: job.attemptsStarted, cause: String(error) })
       })
+      const sender = new Worker<Delivery>(
+        'webhooks',
+        async (job) => {
+          if (!(await send(job.data, job.attemptsMade + 1))) throw new Error('the receiver did not answer 2xx')
+        },
+        { connection: connection.duplicate(), prefix, concurrency: 4 },
+      )
+      sender.on('error', (error) => log.warn('redis webhook worker error', { cause: String(error) }))
+      sender.on('failed', (job, error) => {
+        if (job && job.attemptsMade >= settings.callbackAttempts) {
+          log.warn('job callback not delivered', { delivery: job.data.id, cause: String(error) })
+        }
+      })
+      workers.push(worker, sender)
     },
     announceCancel(job) {
       void publish(channel.cancel, { tenant: job.tenant, id: job.id })
@@ -145,8 +181,9 @@ export function createRedisEngine(
     },
     rateLimiter: (limit) => createRedisRateLimiter(producer, `${prefix}:rate`, limit),
     async close() {
-      await worker?.close().catch(() => {})
+      for (const worker of workers) await worker.close().catch(() => {})
       await queue.close().catch(() => {})
+      await webhooks.close().catch(() => {})
       subscriber.disconnect()
       producer.disconnect()
     },
