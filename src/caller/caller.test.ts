@@ -58,7 +58,7 @@ function callerOf(tools: Tool[], callTimeoutMs = 60_000, services: Partial<ToolS
     log: silentLogger,
     approvals: { store: createApprovalStore(storage), ttlSeconds: 60, publicUrl: undefined },
     jobs: {
-      settings: { concurrency: 2, queue: 10, ttlSeconds: 60, callbackAttempts: 1, callbackBackoffMs: 10 },
+      settings: { concurrency: 2, queue: 10, perTenant: 0, ttlSeconds: 60, callbackAttempts: 1, callbackBackoffMs: 10 },
       http: undefined,
       secret: 's'.repeat(32),
       statusOrigin: () => 'http://127.0.0.1',

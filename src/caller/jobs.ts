@@ -43,6 +43,7 @@ export function createCallJobs(deps: CallJobsDeps): JobRunner {
     store: createJobStore(storage),
     concurrency: settings.concurrency,
     queueLimit: settings.queue,
+    perTenantLimit: settings.perTenant,
     ttlSeconds: settings.ttlSeconds,
     log,
     ...(deps.dispatch ? { dispatch: deps.dispatch } : {}),

@@ -215,3 +215,34 @@ describe('attempts of a queue engine', () => {
     takeover.stop()
   })
 })
+
+describe('the per-tenant job cap', () => {
+  it('refuses a tenant past its unfinished jobs, counting queued and running, and not other tenants', async () => {
+    const storage = createMemoryStorage()
+    const work = deferred<string>()
+    const runner = createJobRunner({
+      store: createJobStore(storage),
+      concurrency: 1,
+      queueLimit: 10,
+      perTenantLimit: 2,
+      ttlSeconds: 3600,
+      run: () => work.promise,
+      describeError: (error) => ({ detail: String(error) }),
+      onFinished: () => undefined,
+      log: silentLogger,
+    })
+    const running = await runner.submit(spec)
+    await runner.submit(spec)
+    const refused = await runner.submit(spec).catch((error: unknown) => error)
+    expect(refused).toBeInstanceOf(ToolError)
+    expect(refused).toMatchObject({ code: 'rate_limited', headers: { 'Retry-After': '10' } })
+    expect(String((refused as ToolError).message)).toContain('2 jobs queued or running')
+    // Another tenant has its own count.
+    await runner.submit({ ...spec, tenant: 'other' })
+    work.resolve('done')
+    await until(async () => (await runner.get('acme', running.id))?.status === 'succeeded')
+    // One of the two finished: room for one more, and no more than that.
+    await expect(runner.submit(spec)).resolves.toMatchObject({ tenant: 'acme' })
+    runner.stop()
+  })
+})

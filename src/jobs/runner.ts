@@ -10,6 +10,8 @@ export interface JobRunnerOptions {
   store: JobStore
   concurrency: number
   queueLimit: number
+  /** Unfinished jobs one tenant may have in this process's queue at once (0: no cap). A dispatch counts its own. */
+  perTenantLimit?: number
   ttlSeconds: number
   /** Runs the job's tool; the signal aborts on cancel. */
   run(job: JobRecord, signal: AbortSignal): Promise<unknown>
@@ -86,6 +88,14 @@ export interface JobRunner {
 }
 
 const staleAfterMs = 30_000
+
+/** 429 for a tenant with as many unfinished jobs as it may have (a fleet engine answers the same). */
+export function tenantJobLimit(limit: number): ToolError {
+  return new ToolError('rate_limited', `You have ${limit} jobs queued or running, the most allowed.`, {
+    hint: 'Wait for one to finish (GET /v1/jobs/{id}) or cancel one (DELETE), then submit again.',
+    headers: { 'Retry-After': '10' },
+  })
+}
 
 /**
  * The in-process job runner of a Node instance: a bounded queue in front of `concurrency` workers.
@@ -180,14 +190,21 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
           // Nobody will run it, and the caller never learns its id: drop it and answer 503.
           options.log.error('job dispatch failed', { job: job.id, tenant: job.tenant, cause: String(error) })
           await options.store.remove(job.tenant, job.id).catch(() => {})
-          // A dispatch that says why (the queue engine is down) is answered as it said it.
-          if (error instanceof ToolError && error.code === 'unavailable') throw error
+          // A dispatch that says why (the queue engine is down, the tenant's cap) is answered as it said it.
+          if (error instanceof ToolError && ['unavailable', 'rate_limited'].includes(error.code)) throw error
           throw new ToolError('unavailable', 'The job could not be started.', {
             hint: 'Submit it again in a few seconds.',
             headers: { 'Retry-After': '10' },
           })
         }
         return job
+      }
+      const perTenant = options.perTenantLimit ?? 0
+      if (perTenant > 0) {
+        const own =
+          queue.filter((job) => job.tenant === spec.tenant).length +
+          [...running.values()].filter((entry) => entry.tenant === spec.tenant).length
+        if (own >= perTenant) throw tenantJobLimit(perTenant)
       }
       if (queue.length >= options.queueLimit) {
         throw new ToolError('rate_limited', `${options.queueLimit} jobs are already waiting.`, {

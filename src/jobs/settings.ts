@@ -21,6 +21,12 @@ export const jobSettings = defineSettings({
       default: '100',
       description: 'Jobs that may wait for a slot; past it, 429.',
     }),
+    TOOLPORT_JOBS_PER_TENANT: variable({
+      schema: z.coerce.number().int().min(0).max(100_000),
+      default: '50',
+      description:
+        'Unfinished jobs (queued or running) one tenant may have at once; past it, 429. Counted across the fleet with `TOOLPORT_REDIS_URL`, per instance without it. `0`: no cap.',
+    }),
     TOOLPORT_CALLBACK_ATTEMPTS: variable({
       schema: positiveInteger.max(10),
       default: '4',
@@ -37,6 +43,7 @@ export const jobSettings = defineSettings({
     ttlSeconds: values.TOOLPORT_JOB_TTL_SECONDS,
     concurrency: values.TOOLPORT_JOB_CONCURRENCY,
     queue: values.TOOLPORT_JOB_QUEUE,
+    perTenant: values.TOOLPORT_JOBS_PER_TENANT,
     callbackAttempts: values.TOOLPORT_CALLBACK_ATTEMPTS,
     callbackBackoffMs: values.TOOLPORT_CALLBACK_BACKOFF_MS,
   }),

@@ -71,14 +71,6 @@ export async function startNodeService(
       host: config.http.host,
     })
   }
-  const {
-    services,
-    shellProblem,
-    close: closeServices,
-  } = await createNodeServices(config, env, log, {
-    shell: needsSandbox(config),
-    ...options,
-  })
   // The fleet engine loads only when configured: a single instance never imports BullMQ or ioredis.
   const redisUrl = config.fleet.redisUrl
   const fleet = redisUrl
@@ -88,10 +80,21 @@ export async function startNodeService(
           redisUrl,
           callbackAttempts: config.jobs.callbackAttempts,
           callbackBackoffMs: config.jobs.callbackBackoffMs,
+          jobsPerTenant: config.jobs.perTenant,
+          jobTtlSeconds: config.jobs.ttlSeconds,
         },
         { log, concurrency: config.jobs.concurrency },
       )
     : undefined
+  const {
+    services,
+    shellProblem,
+    close: closeServices,
+  } = await createNodeServices(config, env, log, {
+    shell: needsSandbox(config),
+    ...options,
+    ...(fleet ? { sessionRegistry: fleet.sessions } : {}),
+  })
   const { app, sources, caller } = createApp({
     config,
     storage,

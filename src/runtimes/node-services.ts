@@ -2,6 +2,7 @@ import { mkdir } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import { createChromiumBrowser } from '../browser/chromium'
 import { createBrowserSessions } from '../browser/session/manager'
+import type { SessionRegistry } from '../browser/session/registry'
 import type { Config } from '../config/config'
 import type { Logger } from '../core/logger'
 import { createNodeHttpClient, type Resolver } from '../net/node-http'
@@ -33,6 +34,8 @@ export async function createNodeServices(
     policyWorker?: PolicyWorkerOptions
     offloadWorker?: OffloadWorkerOptions
     egressResolve?: Resolver
+    /** A fleet engine's browser session registry (sessions counted and found across instances). */
+    sessionRegistry?: SessionRegistry
   },
 ): Promise<NodeServices> {
   const http = createNodeHttpClient({ policy: { allowHosts: config.net.allowHosts } })
@@ -62,6 +65,7 @@ export async function createNodeServices(
         settings: config.browserSessions,
         maxDownloadBytes: config.calls.maxFileBytes,
         log,
+        registry: options.sessionRegistry,
       })
     : undefined
   const offload = options.offloadWorker ? createOffloadPool(options.offloadWorker) : undefined

@@ -145,6 +145,8 @@ beforeAll(async () => {
     TOOLPORT_REDIS_URL: redis.url,
     TOOLPORT_JOB_ATTEMPTS: '3',
     TOOLPORT_CALLBACK_BACKOFF_MS: '300',
+    TOOLPORT_BROWSER_SESSIONS_PER_TENANT: '2',
+    TOOLPORT_JOBS_PER_TENANT: '3',
     TOOLPORT_FETCH_ALLOW_HOSTS: `127.0.0.1:${upstream.port},127.0.0.1:${receiver.port}`,
   }
   slots.push(...(await Promise.all([launch('a'), launch('b'), launch('c')])))
@@ -323,6 +325,80 @@ describe('a Node fleet on Redis', () => {
     }
   }, 60_000)
 
+  it('holds the per-tenant job cap fleet-wide, and frees a slot when a job finishes on any instance', async () => {
+    const ids: string[] = []
+    for (let index = 0; index < 3; index++) {
+      const answer = await submit(slots[index] as FleetInstance, `sleep 2; echo capped >> cap-${index}.txt`)
+      expect(answer.status).toBe(202)
+      ids.push(answer.body.job_id)
+    }
+    // The tenant has 3 unfinished jobs (TOOLPORT_JOBS_PER_TENANT) across the fleet: a fourth is refused on
+    // any instance.
+    for (const instance of slots) {
+      const refused = await submit(instance as FleetInstance, 'echo never >> cap-never.txt')
+      expect(refused.status).toBe(429)
+      expect(String(refused.body.detail)).toContain('3 jobs queued or running')
+    }
+    await until(
+      'one finished',
+      async () => Promise.all(ids.map((id) => job(id))),
+      (views) => views.some((view) => view.status === 'succeeded'),
+    )
+    const admitted = await until(
+      'slot freed',
+      () => submit(slots[2] as FleetInstance, 'echo after >> cap-after.txt'),
+      (answer) => answer.status === 202,
+      10_000,
+    )
+    await until(
+      'all done',
+      async () => Promise.all([...ids, admitted.body.job_id].map((id) => job(id))),
+      (views) => views.every((view) => view.status === 'succeeded'),
+    )
+    expect(await text('cap-never.txt')).toBeUndefined()
+  }, 90_000)
+
+  it('holds the per-tenant session cap fleet-wide, and ends a killed holder\'s sessions everywhere', async () => {
+    const [a, b, c] = slots as [FleetInstance, FleetInstance, FleetInstance]
+    // One at a time: each instance launches its Chromium on its first session.
+    const first = await callTool(a, 'browser_open', {}, workspace)
+    expect(first?.status, JSON.stringify(first?.body)).toBe(200)
+    const second = await callTool(b, 'browser_open', {}, workspace)
+    expect(second?.status, JSON.stringify(second?.body)).toBe(200)
+    // The tenant holds 2 sessions (TOOLPORT_BROWSER_SESSIONS_PER_TENANT) across the fleet: c, with none
+    // of its own, refuses a third.
+    const third = await callTool(c, 'browser_open', {}, workspace)
+    expect(third?.status).toBe(429)
+    expect(String(third?.body.detail)).toMatch(/across the fleet/)
+    const id = String(first?.body.session_id)
+    // A live holder elsewhere: 503 naming it.
+    const elsewhere = await callTool(b, 'browser_snapshot', { session_id: id }, workspace)
+    expect(elsewhere?.status, JSON.stringify(elsewhere?.body)).toBe(503)
+    expect(elsewhere?.body.instance).toBe(id.split('-')[1])
+    a.child.kill('SIGKILL')
+    const killedAt = Date.now()
+    const ended = await until(
+      'session ended',
+      async () => callTool(b, 'browser_snapshot', { session_id: id }, workspace),
+      (answer) => answer?.status !== 503,
+      30_000,
+    )
+    console.log(`a killed holder's session answered 404 ${Date.now() - killedAt} ms after the kill`)
+    expect(ended?.status).toBe(404)
+    expect(String(ended?.body.detail)).toContain('has ended: its instance stopped')
+    // The dead instance's session left the tenant's count with it: c now has room.
+    const reopened = await callTool(c, 'browser_open', {}, workspace)
+    expect(reopened?.status, JSON.stringify(reopened?.body)).toBe(200)
+    for (const [instance, answer] of [
+      [b, second],
+      [c, reopened],
+    ] as const) {
+      const closed = await callTool(instance, 'browser_close', { session_id: answer?.body.session_id }, workspace)
+      expect(closed?.status).toBe(200)
+    }
+    slots[0] = await launch('a3')
+  }, 120_000)
+
   it('answers job submission 503 naming Redis while it is down, keeps synchronous calls working, and runs jobs again once it is back', async () => {
     const instance = slots[0] as FleetInstance
     await redis.stop()
@@ -330,6 +406,9 @@ describe('a Node fleet on Redis', () => {
     expect(refused.status).toBe(503)
     expect(String(refused.body.detail)).toMatch(/Redis/)
     expect(String(refused.body.hint)).toMatch(/Synchronous calls still work/)
+    const session = await callTool(instance, 'browser_open', {}, workspace)
+    expect(session?.status).toBe(503)
+    expect(String(session?.body.detail)).toMatch(/session registry \(Redis\)/)
     expect((await callTool(instance, 'write_file', { path: 'sync.txt', content: 'ok' }, workspace))?.status).toBe(200)
     expect((await callTool(instance, 'read_file', { path: 'sync.txt' }, workspace))?.status).toBe(200)
     await redis.start()

@@ -3,6 +3,7 @@ import { ToolError } from '../../core/errors'
 import type { Logger } from '../../core/logger'
 import { endedError } from './runner'
 import { type LiveSession, openSession, type SessionHost } from './session'
+import type { SessionRegistry } from './registry'
 import type { BrowserSessionSettings } from './settings'
 import type { BrowserSession, BrowserSessions, SessionSummary } from './types'
 
@@ -13,6 +14,8 @@ export interface SessionManagerOptions {
   /** Largest download a session keeps (the file size limit). */
   maxDownloadBytes: number
   log: Logger
+  /** A fleet's registry (instance liveness, fleet-wide per-tenant counts); unset: this instance alone. */
+  registry?: SessionRegistry | undefined
   now?: () => number
 }
 
@@ -44,6 +47,8 @@ function notFound(id: string): ToolError {
  * instance holds it instead of pretending it does not exist. Sessions belong to a tenant: another
  * tenant's id answers exactly like an unknown one. Idle and old sessions are closed by a sweep; each
  * ended session leaves a note (why it ended) for a while, so the next call on it gets a clear error.
+ * In a fleet, the registry tells a live holder (503 naming it) from a stopped one (404: the session
+ * ended with it), and counts each tenant's sessions across every instance.
  */
 export function createBrowserSessions(options: SessionManagerOptions): BrowserSessions {
   const { settings, log } = options
@@ -52,6 +57,8 @@ export function createBrowserSessions(options: SessionManagerOptions): BrowserSe
   const held = new Map<string, Held>()
   const ended = new Map<string, { tenant: string; reason: string }>()
   let sweeper: ReturnType<typeof setInterval> | undefined
+  const registry = options.registry
+  registry?.join(instanceId, () => [...held].map(([id, entry]) => ({ id, tenant: entry.tenant })))
 
   function tombstone(id: string, tenant: string, reason: string): void {
     ended.set(id, { tenant, reason })
@@ -62,6 +69,7 @@ export function createBrowserSessions(options: SessionManagerOptions): BrowserSe
     const entry = held.get(id)
     if (!entry) return
     held.delete(id)
+    registry?.release(entry.tenant, id)
     tombstone(id, entry.tenant, reason)
     if (held.size === 0 && sweeper) {
       clearInterval(sweeper)
@@ -110,14 +118,16 @@ export function createBrowserSessions(options: SessionManagerOptions): BrowserSe
   }
 
   function find(tenant: string, id: string): Held {
-    const match = idPattern.exec(id)
-    if (match && match[1] !== instanceId) {
+    const holder = idPattern.exec(id)?.[1]
+    if (holder !== undefined && holder !== instanceId) {
+      // A holder the fleet no longer hears from took the session with it: ended, not "held elsewhere".
+      if (registry?.alive(holder) === false) throw endedError(id, 'its instance stopped')
       throw new ToolError(
         'unavailable',
-        `The browser session ${id} is held by instance ${match[1]}, not this one (${instanceId}).`,
+        `The browser session ${id} is held by instance ${holder}, not this one (${instanceId}).`,
         {
           hint: 'Send every call of a session to the instance named in its session_id (the load balancer routes on it); or open a new session here.',
-          details: { field: 'session_id', instance: match[1] },
+          details: { field: 'session_id', instance: holder },
         },
       )
     }
@@ -177,6 +187,31 @@ export function createBrowserSessions(options: SessionManagerOptions): BrowserSe
       throw limitReached(`You have ${settings.maxPerTenant} browser sessions open, the most allowed.`, own)
   }
 
+  /** Counts the new session fleet-wide (a fleet only): 429 past the tenant's cap, 503 without the registry. */
+  async function claim(tenant: string, id: string): Promise<void> {
+    if (!registry) return
+    let admitted: boolean
+    try {
+      admitted = await registry.claim(tenant, id, settings.maxPerTenant)
+    } catch (error) {
+      log.warn('browser session registry unreachable', { cause: String(error) })
+      throw new ToolError('unavailable', 'The browser session registry (Redis) is unreachable.', {
+        hint: 'Sessions need the fleet engine to count them across instances; try again in a few seconds. Tools without sessions still work.',
+      })
+    }
+    if (!admitted) {
+      const own = [...held.values()].filter((entry) => entry.tenant === tenant)
+      throw new ToolError(
+        'rate_limited',
+        `You have ${settings.maxPerTenant} browser sessions open across the fleet, the most allowed.`,
+        {
+          hint: 'Close a session you no longer need with browser_close, or wait for Retry-After seconds.',
+          headers: { 'Retry-After': own.length > 0 ? retryAfter(own) : String(Math.ceil(settings.idleMs / 1000)) },
+        },
+      )
+    }
+  }
+
   function summaryOf(id: string, entry: Held): SessionSummary {
     return {
       session_id: id,
@@ -199,6 +234,7 @@ export function createBrowserSessions(options: SessionManagerOptions): BrowserSe
       const entry: Held = { tenant, session: undefined, openedAt: now(), lastUsed: now(), busy: 1 }
       held.set(id, entry)
       try {
+        await claim(tenant, id)
         const host = await options.host()
         const limits = {
           maxPages: settings.maxPages,
@@ -213,6 +249,7 @@ export function createBrowserSessions(options: SessionManagerOptions): BrowserSe
         entry.session = session
       } catch (error) {
         held.delete(id)
+        registry?.release(tenant, id)
         throw error
       } finally {
         entry.busy--
@@ -235,6 +272,7 @@ export function createBrowserSessions(options: SessionManagerOptions): BrowserSe
     },
     async closeAll() {
       await Promise.all([...held.keys()].map((id) => end(id, 'the service shut down')))
+      registry?.leave()
     },
   }
 }

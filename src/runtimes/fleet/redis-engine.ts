@@ -1,13 +1,17 @@
 import { Queue, Worker } from 'bullmq'
 import { Redis, type RedisOptions } from 'ioredis'
+import type { SessionRegistry } from '../../browser/session/registry'
 import type { FleetSettings } from '../../config/fleet-settings'
 import { ToolError } from '../../core/errors'
 import type { Logger } from '../../core/logger'
 import type { RateLimiter } from '../../http/middleware/rate-limit'
 import type { Delivery } from '../../jobs/callback'
-import type { JobDispatch, JobRunner } from '../../jobs/runner'
+import { type JobDispatch, type JobRunner, tenantJobLimit } from '../../jobs/runner'
 import type { JobRecord } from '../../jobs/types'
+import { createRedisJobSlots } from './redis-job-slots'
 import { createRedisRateLimiter } from './redis-rate-limit'
+import { createRedisSessionRegistry } from './redis-session-registry'
+import { withinMs } from './within'
 
 /**
  * The Node fleet engine on Redis (TOOLPORT_REDIS_URL): what storage is bad at, carried by Redis and
@@ -18,6 +22,7 @@ import { createRedisRateLimiter } from './redis-rate-limit'
  * - Cancels are published: the instance running the job aborts it at once, not at its next heartbeat.
  * - Catalog changes are published: every instance re-reads the tenant's sources at once.
  * - Rate limits on Redis counters (rate-limiter-flexible), with an in-memory fallback while Redis is down.
+ * - Browser sessions: instance liveness and each tenant's sessions, counted fleet-wide.
  * The bucket keeps all state that must survive; Redis losing its data loses queued work at most (the
  * records then say queued until their TTL).
  */
@@ -36,6 +41,8 @@ export interface RedisEngine {
   announceCatalogChange(tenant: string | undefined): void
   onCatalogChange(listener: (tenant: string | undefined) => void): void
   rateLimiter(limit: { count: number; windowSeconds: number }): RateLimiter
+  /** Browser sessions across the fleet: instance liveness and per-tenant counts. */
+  readonly sessions: SessionRegistry
   close(): Promise<void>
 }
 
@@ -50,7 +57,14 @@ interface JobMessage {
 }
 
 export function createRedisEngine(
-  settings: FleetSettings & { redisUrl: string; callbackAttempts: number; callbackBackoffMs: number },
+  settings: FleetSettings & {
+    redisUrl: string
+    callbackAttempts: number
+    callbackBackoffMs: number
+    /** TOOLPORT_JOBS_PER_TENANT (0: no cap), counted fleet-wide. */
+    jobsPerTenant: number
+    jobTtlSeconds: number
+  },
   options: { log: Logger; concurrency: number },
 ): RedisEngine {
   const { log } = options
@@ -66,6 +80,13 @@ export function createRedisEngine(
   const webhooks = new Queue<Delivery>('webhooks', { connection: producer, prefix, skipWaitingForReady: true })
   webhooks.on('error', (error) => log.warn('redis webhook queue error', { cause: String(error) }))
   const workers: Worker[] = []
+  const sessions = createRedisSessionRegistry(producer, prefix, log, dispatchTimeoutMs)
+  const slots = createRedisJobSlots(producer, prefix, settings.jobTtlSeconds * 1000, dispatchTimeoutMs)
+  const release = (tenant: string, id: string) =>
+    slots.release(tenant, id).catch((error: unknown) => {
+      // The slot lapses with the job's TTL.
+      log.warn('job slot not released', { job: id, tenant, cause: String(error) })
+    })
   let runner: JobRunner | undefined
   const catalogListeners: Array<(tenant: string | undefined) => void> = []
 
@@ -90,8 +111,15 @@ export function createRedisEngine(
 
   return {
     async dispatch(job) {
+      let claimed = false
       try {
         if (producer.status !== 'ready') throw new Error(`redis connection is ${producer.status}`)
+        if (settings.jobsPerTenant > 0) {
+          if (!(await slots.claim(job.tenant, job.id, settings.jobsPerTenant))) {
+            throw tenantJobLimit(settings.jobsPerTenant)
+          }
+          claimed = true
+        }
         await withinMs(
           dispatchTimeoutMs,
           queue.add(
@@ -108,6 +136,8 @@ export function createRedisEngine(
           ),
         )
       } catch (error) {
+        if (error instanceof ToolError) throw error
+        if (claimed) void release(job.tenant, job.id)
         throw new ToolError('unavailable', 'The job queue (Redis) is unreachable, so the job was not started.', {
           hint: 'Synchronous calls still work. Submit the job again in a few seconds; the operator can check TOOLPORT_REDIS_URL.',
           headers: { 'Retry-After': '5' },
@@ -139,6 +169,8 @@ export function createRedisEngine(
             attempt: job.attemptsStarted,
             maxAttempts: settings.jobAttempts,
           })
+          // Finished, or not ours to run (cancelled, done already): the tenant's slot is free.
+          if (settings.jobsPerTenant > 0) await release(job.data.tenant, job.data.id)
         },
         {
           connection,
@@ -152,8 +184,11 @@ export function createRedisEngine(
       )
       worker.on('error', (error) => log.warn('redis job worker error', { cause: String(error) }))
       worker.on('failed', (job, error) => {
-        if (job)
-          log.warn('job delivery failed', { job: job.data.id, attempt: job.attemptsStarted, cause: String(error) })
+        if (!job) return
+        log.warn('job delivery failed', { job: job.data.id, attempt: job.attemptsStarted, cause: String(error) })
+        // No attempt is left (runs failed, or instances died under it): the engine gives up on it.
+        const last = job.attemptsMade >= settings.jobAttempts || /stalled more than/.test(String(error))
+        if (last && settings.jobsPerTenant > 0) void release(job.data.tenant, job.data.id)
       })
       const sender = new Worker<Delivery>(
         'webhooks',
@@ -180,10 +215,12 @@ export function createRedisEngine(
       catalogListeners.push(listener)
     },
     rateLimiter: (limit) => createRedisRateLimiter(producer, `${prefix}:rate`, limit),
+    sessions,
     async close() {
       for (const worker of workers) await worker.close().catch(() => {})
       await queue.close().catch(() => {})
       await webhooks.close().catch(() => {})
+      sessions.leave()
       subscriber.disconnect()
       producer.disconnect()
     },
@@ -192,14 +229,6 @@ export function createRedisEngine(
 
 /** How long a submission waits for Redis before answering 503. */
 const dispatchTimeoutMs = 3_000
-
-function withinMs<T>(ms: number, work: Promise<T>): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer from redis within ${ms} ms`)), ms)
-  })
-  return Promise.race([work, late]).finally(() => clearTimeout(timer))
-}
 
 function connect(url: string, options: RedisOptions, log: Logger, role: string): Redis {
   const client = new Redis(url, {
