@@ -79,6 +79,12 @@ export interface JobRunner {
   /** Aborts the job if it runs in this process: its cancel was stored elsewhere (announceCancel). */
   interrupt(id: string): void
   /**
+   * Fails a job its queue engine gave up on (Lambda's on-failure destination: retries exhausted, or the
+   * event too old to run): stored as failed with `reason`, unless it finished meanwhile, and its webhook
+   * sent. Resolves to the job as stored, or undefined when there is none.
+   */
+  abandon(tenant: string, id: string, reason: ToolError): Promise<JobRecord | undefined>
+  /**
    * Requeues jobs a crashed process left queued or running, and drops expired ones. Does nothing with
    * a dispatch: there a queued job belongs to its own pending invocation, and running it here too
    * would run it twice.
@@ -308,6 +314,22 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
     },
     interrupt(id) {
       running.get(id)?.controller.abort(new ToolError('conflict', 'The job was cancelled.'))
+    },
+    async abandon(tenant, id, reason) {
+      let failed: JobRecord | undefined
+      const stored = await options.store.update(tenant, id, (current) => {
+        if (!current || isFinished(current.status)) return undefined
+        failed = {
+          ...current,
+          status: 'failed',
+          finished_at: now(),
+          heartbeat_at: null,
+          error: options.describeError(reason),
+        }
+        return failed
+      })
+      if (failed && stored === failed) await notify(failed)
+      return stored
     },
     async recover() {
       if (options.dispatch) return 0

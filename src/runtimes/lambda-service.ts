@@ -52,6 +52,24 @@ export function isJobEvent(event: unknown): event is JobEvent {
   return typeof event === 'object' && event !== null && 'toolportJob' in event
 }
 
+/**
+ * What Lambda sends an asynchronous invocation's on-failure destination once it gives up on an event
+ * (the stack makes the function its own destination): the original event and why. `RetriesExhausted`:
+ * every attempt failed (the invocation threw, timed out or its process died); `EventAgeExceeded`: the
+ * event waited in Lambda's queue past MaximumEventAgeInSeconds (throttled, or the function failing to
+ * start). Only Lambda, on the function's own configuration, sends one: HTTP requests arrive wrapped.
+ */
+export interface JobFailureRecord {
+  requestContext: { condition: string; approximateInvokeCount?: number }
+  requestPayload: JobEvent
+}
+
+export function isJobFailureRecord(event: unknown): event is JobFailureRecord {
+  if (typeof event !== 'object' || event === null) return false
+  const record = event as Partial<JobFailureRecord>
+  return typeof record.requestContext?.condition === 'string' && isJobEvent(record.requestPayload)
+}
+
 /** What submit() sends for a job: an asynchronous (Event) invocation of this very function. */
 export function selfInvocation(functionName: string, job: Pick<JobRecord, 'tenant' | 'id'>): InvokeCommandInput {
   return {
@@ -100,6 +118,8 @@ export interface LambdaServiceOptions {
 /** The started service: the app, and the job runner the job invocations use. */
 export interface LambdaService extends FetchApp {
   jobs: JobRunner
+  /** Runs a job may have (TOOLPORT_JOB_ATTEMPTS): the stack sets Lambda's retries to this less one. */
+  jobAttempts: number
 }
 
 export async function startLambdaService(
@@ -139,7 +159,12 @@ export async function startLambdaService(
     ...(shellProblem ? { shellProblem } : {}),
     sources: nodeSourceRuntime(config, env, services, { keepWarm: false }),
   })
-  return { fetch: (request, fetchEnv) => app.fetch(request, fetchEnv), jobs: caller.jobs }
+  return {
+    fetch: (request, fetchEnv) => app.fetch(request, fetchEnv),
+    jobs: caller.jobs,
+    // Lambda retries an asynchronous event at most twice: three runs at most, whatever the setting says.
+    jobAttempts: Math.min(config.fleet.jobAttempts, 3),
+  }
 }
 
 /**
@@ -171,6 +196,12 @@ export interface LambdaApp extends DeferredApp<LambdaService> {
    * only if the job could not be started (Lambda then retries the event).
    */
   runJob(event: JobEvent, context?: Pick<LambdaContext, 'getRemainingTimeInMillis'>): Promise<JobInvocationResult>
+  /**
+   * Stores as failed the job of an event Lambda gave up on (the on-failure destination's record), unless
+   * it finished meanwhile, and sends its webhook. Never rejects for a record it cannot use: a destination
+   * invocation that failed would only be retried into the same answer.
+   */
+  failJob(record: JobFailureRecord): Promise<JobInvocationResult>
 }
 
 /**
@@ -187,12 +218,9 @@ export function createLambdaApp(
     event: JobEvent,
     context?: Pick<LambdaContext, 'getRemainingTimeInMillis'>,
   ): Promise<JobInvocationResult> {
-    const { tenant, id } = (event.toolportJob ?? {}) as Partial<JobEvent['toolportJob']>
-    if (typeof tenant !== 'string' || !isValidIdentifier(tenant) || typeof id !== 'string' || !isRecordId(id)) {
-      // Not retried: a malformed event stays malformed.
-      log.error('malformed job event', {})
-      return { job_id: typeof id === 'string' ? id.slice(0, 64) : '', status: null }
-    }
+    const target = jobOf(event)
+    if (!target.valid) return { job_id: target.id, status: null }
+    const { tenant, id } = target
     const service = await deferred.started()
     const remaining = context?.getRemainingTimeInMillis?.()
     const deadline = new AbortController()
@@ -209,14 +237,56 @@ export function createLambdaApp(
             Math.max(0, remaining - jobDeadlineMarginMs(remaining)),
           )
     try {
-      const job = await service.jobs.runStored(tenant, id, { signal: deadline.signal })
+      const job = await service.jobs.runStored(tenant, id, {
+        signal: deadline.signal,
+        maxAttempts: service.jobAttempts,
+      })
       log.info('job invocation', { job: id, tenant, status: job?.status ?? 'missing' })
       return { job_id: id, status: job?.status ?? null }
     } finally {
       clearTimeout(timer)
     }
   }
-  return { ...deferred, runJob }
+  function jobOf(event: JobEvent): { valid: true; tenant: string; id: string } | { valid: false; id: string } {
+    const { tenant, id } = (event.toolportJob ?? {}) as Partial<JobEvent['toolportJob']>
+    if (typeof tenant !== 'string' || !isValidIdentifier(tenant) || typeof id !== 'string' || !isRecordId(id)) {
+      // Not retried: a malformed event stays malformed.
+      log.error('malformed job event', {})
+      return { valid: false, id: typeof id === 'string' ? id.slice(0, 64) : '' }
+    }
+    return { valid: true, tenant, id }
+  }
+
+  async function failJob(record: JobFailureRecord): Promise<JobInvocationResult> {
+    const target = jobOf(record.requestPayload)
+    if (!target.valid) return { job_id: target.id, status: null }
+    const { condition, approximateInvokeCount } = record.requestContext
+    const reason =
+      condition === 'EventAgeExceeded'
+        ? new ToolError('unavailable', 'The job waited too long for Lambda to run it and was dropped.', {
+            hint: 'The function was throttled or could not start: submit the job again; the operator can check its concurrency and logs.',
+          })
+        : new ToolError(
+            'unavailable',
+            `The job's invocation failed ${approximateInvokeCount ?? 'several'} times (${condition.slice(0, 40)}), so Lambda stopped retrying it.`,
+            {
+              hint: 'Its process died or hit the function timeout each time: submit it again, or split the work; the operator finds each attempt in the function logs.',
+            },
+          )
+    const service = await deferred.started()
+    const job = await service.jobs.abandon(target.tenant, target.id, reason)
+    log.warn('job given up by lambda', { job: target.id, tenant: target.tenant, condition, status: job?.status })
+    return { job_id: target.id, status: job?.status ?? null }
+  }
+
+  return { ...deferred, runJob, failJob }
+}
+
+/** Routes the function's own events: a job to run, a job Lambda gave up on; undefined for anything else. */
+function ownEvent(lambda: LambdaApp, event: unknown, context?: LambdaContext): Promise<JobInvocationResult> | undefined {
+  if (isJobEvent(event)) return lambda.runJob(event, context)
+  if (isJobFailureRecord(event)) return lambda.failJob(event)
+  return undefined
 }
 
 /**
@@ -225,8 +295,8 @@ export function createLambdaApp(
  */
 export function createLambdaHandler(lambda: LambdaApp) {
   const http = handle(lambda.app)
-  return async (event: LambdaEvent | JobEvent, context?: LambdaContext) =>
-    isJobEvent(event) ? lambda.runJob(event, context) : http(event, context)
+  return async (event: LambdaEvent | JobEvent | JobFailureRecord, context?: LambdaContext) =>
+    ownEvent(lambda, event, context) ?? http(event as LambdaEvent, context)
 }
 
 export type StreamingHandler = (event: unknown, responseStream: Writable, context: LambdaContext) => Promise<void>
@@ -240,9 +310,10 @@ export type StreamingHandler = (event: unknown, responseStream: Writable, contex
 export function createStreamingHandler<T>(lambda: LambdaApp, streamify: (handler: StreamingHandler) => T): T {
   const http = streamHandle(lambda.app) as unknown as StreamingHandler
   return streamify(async (event, responseStream, context) => {
-    if (!isJobEvent(event)) return http(event, responseStream, context)
+    const own = ownEvent(lambda, event, context)
+    if (!own) return http(event, responseStream, context)
     try {
-      responseStream.end(JSON.stringify(await lambda.runJob(event, context)))
+      responseStream.end(JSON.stringify(await own))
     } catch (error) {
       responseStream.end()
       throw error

@@ -10,7 +10,8 @@ import { createLambdaApp, createLambdaHandler, createStreamingHandler, type Stre
  * submitted with ?async=true is saved as queued and handed to an asynchronous invocation of this
  * function (InvocationType Event), which runs it to completion in its own execution environment with
  * the function's full timeout. An environment freezes once its response is sent, so no job can run
- * "in the background" of the invocation that accepted it.
+ * "in the background" of the invocation that accepted it. They also take the invocation records Lambda
+ * sends the function as its own on-failure destination (infra/aws), which mark a given-up job failed.
  */
 const lambda = createLambdaApp(process.env)
 // The init phase waits for the start, so the first invocation finds the app built.

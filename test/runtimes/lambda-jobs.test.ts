@@ -17,7 +17,7 @@ import {
   type StreamingHandler,
   selfInvocation,
 } from '../../src/runtimes/lambda-service'
-import { type EventRequest, type EventShape, lambdaEvent } from '../support/lambda-events'
+import { destinationRecord, type EventRequest, type EventShape, lambdaEvent } from '../support/lambda-events'
 import { type LocalWeb, startLocalWeb } from '../support/local-web'
 import { type S3rverInstance, s3rverCredentials, s3rverEnv, s3StorageFor, startS3rver } from '../support/s3rver'
 
@@ -131,6 +131,7 @@ beforeAll(async () => {
       response.end()
     },
     '/cancel-hook': (_request, response) => response.end(),
+    '/given-up-hook': (_request, response) => response.end(),
   })
   process.env.AWS_ACCESS_KEY_ID = s3rverCredentials.accessKeyId
   process.env.AWS_SECRET_ACCESS_KEY = s3rverCredentials.secretAccessKey
@@ -284,6 +285,60 @@ describe('jobs on Lambda: each job in an invocation of its own', () => {
       Reflect.deleteProperty(globalThis, 'awslambda')
     }
     expect(json(await readFile('streamed-job.txt')).content).toBe('from the streaming handler')
+  })
+
+  it('runs the retry of an event whose earlier run died as the next attempt, and a duplicate of it runs nothing', async () => {
+    const storage = s3StorageFor(s3)
+    const job = await submit('execute_command', { command: 'echo retried >> retried.txt' })
+    // The first invocation marked it running and its process died (no heartbeat since): Lambda retries
+    // the event about a minute later, by when the heartbeat is stale.
+    await createJobStore(storage).update('tenant-a', job.job_id, (current) =>
+      current
+        ? {
+            ...current,
+            status: 'running',
+            started_at: new Date(Date.now() - 90_000).toISOString(),
+            heartbeat_at: new Date(Date.now() - 60_000).toISOString(),
+            attempt: 1,
+          }
+        : undefined,
+    )
+    expect((await runJob(main.handler, job.job_id)).status).toBe('succeeded')
+    expect(json(await getJob(job.job_id))).toMatchObject({ status: 'succeeded', attempt: 2, max_attempts: 3 })
+    expect((await runJob(main.handler, job.job_id)).status).toBe('succeeded')
+    expect(json(await readFile('retried.txt')).content).toBe('retried\n')
+  })
+
+  it('marks a job failed when Lambda gives up on its event, says why, and sends its webhook', async () => {
+    const hook = `${receiver.url}/given-up-hook`
+    const exhausted = await submit('write_file', { path: 'never-1.txt', content: 'x' }, { callback_url: hook })
+    const aged = await submit('write_file', { path: 'never-2.txt', content: 'x' }, { callback_url: hook })
+    const target = (id: string) => ({ tenant: 'tenant-a', id })
+    const first = await main.handler(destinationRecord('destination-retries-exhausted', target(exhausted.job_id)), context())
+    expect(first).toEqual({ job_id: exhausted.job_id, status: 'failed' })
+    expect(json(await getJob(exhausted.job_id))).toMatchObject({
+      status: 'failed',
+      error: { code: 'unavailable', detail: expect.stringContaining('failed 3 times (RetriesExhausted)') },
+    })
+    const second = await main.handler(destinationRecord('destination-event-age-exceeded', target(aged.job_id)), context())
+    expect(second).toEqual({ job_id: aged.job_id, status: 'failed' })
+    expect(json(await getJob(aged.job_id)).error.detail).toContain('waited too long')
+    const hooks = receiver.hits.filter((hit) => hit.url === '/given-up-hook').map((hit) => JSON.parse(hit.body))
+    expect(hooks).toEqual([
+      expect.objectContaining({ job_id: exhausted.job_id, status: 'failed' }),
+      expect.objectContaining({ job_id: aged.job_id, status: 'failed' }),
+    ])
+    // A job that finished before the record came keeps its outcome (and sends nothing again).
+    const done = await submit('write_file', { path: 'done-before.txt', content: 'x' }, { callback_url: hook })
+    expect((await runJob(main.handler, done.job_id)).status).toBe('succeeded')
+    const late = await main.handler(destinationRecord('destination-retries-exhausted', target(done.job_id)), context())
+    expect(late).toEqual({ job_id: done.job_id, status: 'succeeded' })
+    expect(receiver.hits.filter((hit) => hit.url === '/given-up-hook')).toHaveLength(3)
+    // A record for another tenant's job id or a malformed one changes nothing.
+    const foreign = destinationRecord('destination-retries-exhausted', { tenant: 'tenant-b', id: aged.job_id })
+    expect(await main.handler(foreign, context())).toEqual({ job_id: aged.job_id, status: null })
+    const malformed = destinationRecord('destination-retries-exhausted', { tenant: '../x', id: 'y' })
+    expect(await main.handler(malformed, context())).toMatchObject({ status: null })
   })
 
   it('does not turn slow synchronous calls into jobs (the environment freezes after the response)', async () => {

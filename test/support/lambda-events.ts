@@ -81,3 +81,15 @@ export function lambdaEvent(shape: EventShape, request: EventRequest): Json {
   for (const [name, value] of Object.entries(headers)) event.headers[name.toLowerCase()] = value
   return event
 }
+
+export type DestinationShape = 'destination-retries-exhausted' | 'destination-event-age-exceeded'
+
+/**
+ * The invocation record Lambda sends an asynchronous invocation's on-failure destination (AWS docs,
+ * "Capturing records of Lambda asynchronous invocations"), around a job event.
+ */
+export function destinationRecord(shape: DestinationShape, job: { tenant: string; id: string }): Json {
+  const record = JSON.parse(readFileSync(new URL(`../fixtures/lambda-events/${shape}.json`, import.meta.url), 'utf8'))
+  record.requestPayload = { toolportJob: { tenant: job.tenant, id: job.id } }
+  return record
+}

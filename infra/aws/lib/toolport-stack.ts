@@ -25,6 +25,13 @@ export interface ToolportStackProps extends StackProps {
   outputExpirationDays?: number
   /** Days objects under approvals/ (pending approvals) are kept. */
   approvalExpirationDays?: number
+  /**
+   * Runs a job may have (1 to 3): Lambda retries a job's asynchronous event this less one times when
+   * its invocation fails (throws, times out, or its process dies). Default 3, Lambda's most.
+   */
+  jobAttempts?: number
+  /** How long a job's event may wait in Lambda's queue (throttled) before it is given up; default 1 h. */
+  jobMaxEventAge?: Duration
   /** Further settings for the function (TOOLPORT_PUBLIC_URL, TOOLPORT_TOOLS, …). */
   environment?: Record<string, string>
 }
@@ -39,10 +46,18 @@ export class ToolportStack extends Stack {
   readonly url: lambda.FunctionUrl
   /** lambda:InvokeFunction on the function, for its role: how jobs start. */
   readonly selfInvokePolicy: iam.Policy
+  /** Retries, event age and on-failure destination of the jobs' asynchronous invocations. */
+  readonly jobInvokeConfig: lambda.EventInvokeConfig
 
   constructor(scope: Construct, id: string, props: ToolportStackProps) {
     super(scope, id, props)
     const invokeMode = props.invokeMode ?? lambda.InvokeMode.RESPONSE_STREAM
+    const jobAttempts = props.jobAttempts ?? 3
+    if (!Number.isInteger(jobAttempts) || jobAttempts < 1 || jobAttempts > 3) {
+      throw new Error(
+        `jobAttempts must be 1, 2 or 3 (Lambda retries an asynchronous event at most twice), not ${jobAttempts}`,
+      )
+    }
 
     this.bucket = new s3.Bucket(this, 'Files', {
       encryption: s3.BucketEncryption.S3_MANAGED,
@@ -117,6 +132,7 @@ export class ToolportStack extends Stack {
         TOOLPORT_STORAGE: 's3',
         TOOLPORT_S3_BUCKET: this.bucket.bucketName,
         TOOLPORT_SANDBOX: 'process',
+        TOOLPORT_JOB_ATTEMPTS: String(jobAttempts),
         ...(props.apiKeysSecretArn ? { TOOLPORT_API_KEYS_SECRET: props.apiKeysSecretArn } : {}),
         ...props.environment,
       },
@@ -132,6 +148,23 @@ export class ToolportStack extends Stack {
         new iam.PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [this.function.functionArn] }),
       ],
     })
+
+    // AWS retries a failed asynchronous event (twice by default), may deliver one twice, and drops one
+    // that waited too long. So: retries bounded by jobAttempts (a retry after a dead run is the job's
+    // next attempt; a duplicate runs nothing, the job record is claimed by compare-and-swap), a bounded
+    // event age, and the function itself as the on-failure destination: Lambda then sends it an
+    // invocation record, and the job is stored as failed with the reason and its webhook sent, instead
+    // of staying queued until its TTL. The destination is bound by ARN: CDK's LambdaDestination would
+    // grant the invoke on the role's default policy, the cycle the SelfInvoke policy avoids.
+    const self: lambda.IDestination = { bind: () => ({ destination: this.function.functionArn }) }
+    this.jobInvokeConfig = new lambda.EventInvokeConfig(this, 'JobInvokeConfig', {
+      function: this.function,
+      retryAttempts: jobAttempts - 1,
+      maxEventAge: props.jobMaxEventAge ?? Duration.hours(1),
+      onFailure: self,
+    })
+    // Lambda checks the role may invoke the destination when the config is saved.
+    this.jobInvokeConfig.node.addDependency(this.selfInvokePolicy)
 
     // toolport checks bearer keys itself (tenants, tool scopes); IAM auth would shut out LLM platforms.
     this.url = this.function.addFunctionUrl({ authType: lambda.FunctionUrlAuthType.NONE, invokeMode })

@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
-import { App } from 'aws-cdk-lib'
+import { App, Duration } from 'aws-cdk-lib'
 import { Match, Template } from 'aws-cdk-lib/assertions'
 import { InvokeMode } from 'aws-cdk-lib/aws-lambda'
 import { ToolportStack, type ToolportStackProps } from '../lib/toolport-stack'
@@ -182,6 +182,34 @@ describe('ToolportStack', () => {
         permission.Properties.Principal === '*' && permission.Properties.Action === 'lambda:InvokeFunction',
     )
     for (const permission of publicInvoke) assert.equal(permission.Properties.InvokedViaFunctionUrl, true)
+  })
+
+  it("configures the jobs' asynchronous invocations: bounded retries and event age, failures sent to the function itself", () => {
+    const functionId = logicalId(template, 'AWS::Lambda::Function')
+    template.resourceCountIs('AWS::Lambda::EventInvokeConfig', 1)
+    template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+      FunctionName: { Ref: functionId },
+      Qualifier: '$LATEST',
+      MaximumRetryAttempts: 2,
+      MaximumEventAgeInSeconds: 3600,
+      DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [functionId, 'Arn'] } } },
+    })
+    // The runtime reports the same bound as max_attempts.
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ TOOLPORT_JOB_ATTEMPTS: '3' }) },
+    })
+    // Saved only once the role may invoke the destination (Lambda checks it then).
+    const configs = template.findResources('AWS::Lambda::EventInvokeConfig') as Record<string, { DependsOn?: string[] }>
+    const policyId = Object.keys(template.findResources('AWS::IAM::Policy')).find((id) => id.startsWith('SelfInvoke'))
+    assert.ok(policyId)
+    assert.ok(Object.values(configs)[0]?.DependsOn?.includes(policyId))
+
+    const single = synth({ jobAttempts: 1, jobMaxEventAge: Duration.minutes(5) })
+    single.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+      MaximumRetryAttempts: 0,
+      MaximumEventAgeInSeconds: 300,
+    })
+    assert.throws(() => synth({ jobAttempts: 4 }), /jobAttempts must be 1, 2 or 3/)
   })
 
   it('grants a Secrets Manager secret by ARN, and the buffered handler when asked', () => {
