@@ -29,10 +29,12 @@ export const callSettings = defineSettings({
     TOOLPORT_SYNC_TIMEOUT_SECONDS: variable({
       schema: z.coerce.number().min(0).max(3600),
       default: '40',
-      runtimeDefaults: { lambda: '0' },
+      runtimeDefaults: { lambda: '0', workers: '0' },
       fixedOn: {
         lambda:
           'an execution environment freezes once its response is sent, so a call cannot go on as a job after a 202; use ?async=true for long calls',
+        workers:
+          'an isolate may stop once its response is sent, so a call cannot go on as a job after a 202; use ?async=true (a Queue runs it)',
       },
       description:
         'A synchronous REST call still running after this many seconds turns into a job and answers 202 with a `status_url` (0: never).',

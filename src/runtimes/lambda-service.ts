@@ -283,7 +283,11 @@ export function createLambdaApp(
 }
 
 /** Routes the function's own events: a job to run, a job Lambda gave up on; undefined for anything else. */
-function ownEvent(lambda: LambdaApp, event: unknown, context?: LambdaContext): Promise<JobInvocationResult> | undefined {
+function ownEvent(
+  lambda: LambdaApp,
+  event: unknown,
+  context?: LambdaContext,
+): Promise<JobInvocationResult> | undefined {
   if (isJobEvent(event)) return lambda.runJob(event, context)
   if (isJobFailureRecord(event)) return lambda.failJob(event)
   return undefined

@@ -2,6 +2,7 @@ import { createApp } from '../app'
 import { loadConfig } from '../config/config'
 import type { Logger } from '../core/logger'
 import { ConfigError } from '../core/settings'
+import type { JobRunner } from '../jobs/runner'
 import { createFetchHttpClient } from '../net/fetch-http'
 import { createConfiguredSearch } from '../net/search/configured'
 import { createR2Storage, type R2BucketLike } from '../storage/r2'
@@ -14,6 +15,7 @@ import { webFetch } from '../tools/web/web-fetch'
 import { webSearch } from '../tools/web/web-search'
 import type { FetchApp } from './deferred'
 import { serviceLogger } from './json-logger'
+import { deadLetterQueueVar, isQueueProducer, jobQueueBinding, noQueueDispatch, queueDispatch } from './worker-jobs'
 
 /**
  * The catalog on Workers: only tools that run in workerd. execute_command (needs processes) and
@@ -40,7 +42,15 @@ function isBucket(value: unknown): value is R2BucketLike {
   return typeof value === 'object' && value !== null && typeof (value as R2BucketLike).get === 'function'
 }
 
-export async function startWorkerService(env: Record<string, unknown>, log: Logger): Promise<FetchApp> {
+/** The started Worker: the app, and what its Queue consumer runs jobs with. */
+export interface WorkerService extends FetchApp {
+  jobs: JobRunner
+  jobAttempts: number
+  /** The dead-letter queue's name (TOOLPORT_JOBS_DEAD_LETTER_QUEUE): its batches fail their jobs. */
+  deadLetterQueue: string | undefined
+}
+
+export async function startWorkerService(env: Record<string, unknown>, log: Logger): Promise<WorkerService> {
   const bucket = env[bucketBinding]
   if (!isBucket(bucket))
     throw new ConfigError(`No R2 bucket bound as ${bucketBinding} (see infra/cloudflare/wrangler.toml)`)
@@ -55,7 +65,10 @@ export async function startWorkerService(env: Record<string, unknown>, log: Logg
     throw new ConfigError('On Workers API keys are required: wrangler secret put TOOLPORT_API_KEYS')
   }
   const http = createFetchHttpClient({ policy: { allowHosts: config.net.allowHosts } })
-  const { app } = createApp({
+  // Jobs run in the Queue consumer (this Worker's queue handler), never in the isolate that answered
+  // 202: it may stop once its response is out.
+  const queue = env[jobQueueBinding]
+  const { app, caller } = createApp({
     config,
     storage: createR2Storage(bucket),
     log,
@@ -63,6 +76,7 @@ export async function startWorkerService(env: Record<string, unknown>, log: Logg
     // Cloudflare hands a Worker only requests for the hosts routed to it (its routes, custom domains,
     // workers.dev): the request's own origin is one the operator chose.
     vouchedOrigin: (request) => new URL(request.url).origin,
+    jobDispatch: isQueueProducer(queue) ? queueDispatch(queue) : noQueueDispatch,
     services: {
       ...noServices,
       http,
@@ -72,5 +86,11 @@ export async function startWorkerService(env: Record<string, unknown>, log: Logg
       environment: config.environment.variables,
     },
   })
-  return app
+  const deadLetterQueue = env[deadLetterQueueVar]
+  return {
+    fetch: (request, fetchEnv) => app.fetch(request, fetchEnv),
+    jobs: caller.jobs,
+    jobAttempts: config.fleet.jobAttempts,
+    deadLetterQueue: typeof deadLetterQueue === 'string' && deadLetterQueue !== '' ? deadLetterQueue : undefined,
+  }
 }

@@ -358,7 +358,7 @@ describe('a Node fleet on Redis', () => {
     expect(await text('cap-never.txt')).toBeUndefined()
   }, 90_000)
 
-  it('holds the per-tenant session cap fleet-wide, and ends a killed holder\'s sessions everywhere', async () => {
+  it("holds the per-tenant session cap fleet-wide, and ends a killed holder's sessions everywhere", async () => {
     const [a, b, c] = slots as [FleetInstance, FleetInstance, FleetInstance]
     // One at a time: each instance launches its Chromium on its first session.
     const first = await callTool(a, 'browser_open', {}, workspace)

@@ -314,13 +314,19 @@ describe('jobs on Lambda: each job in an invocation of its own', () => {
     const exhausted = await submit('write_file', { path: 'never-1.txt', content: 'x' }, { callback_url: hook })
     const aged = await submit('write_file', { path: 'never-2.txt', content: 'x' }, { callback_url: hook })
     const target = (id: string) => ({ tenant: 'tenant-a', id })
-    const first = await main.handler(destinationRecord('destination-retries-exhausted', target(exhausted.job_id)), context())
+    const first = await main.handler(
+      destinationRecord('destination-retries-exhausted', target(exhausted.job_id)),
+      context(),
+    )
     expect(first).toEqual({ job_id: exhausted.job_id, status: 'failed' })
     expect(json(await getJob(exhausted.job_id))).toMatchObject({
       status: 'failed',
       error: { code: 'unavailable', detail: expect.stringContaining('failed 3 times (RetriesExhausted)') },
     })
-    const second = await main.handler(destinationRecord('destination-event-age-exceeded', target(aged.job_id)), context())
+    const second = await main.handler(
+      destinationRecord('destination-event-age-exceeded', target(aged.job_id)),
+      context(),
+    )
     expect(second).toEqual({ job_id: aged.job_id, status: 'failed' })
     expect(json(await getJob(aged.job_id)).error.detail).toContain('waited too long')
     const hooks = receiver.hits.filter((hit) => hit.url === '/given-up-hook').map((hit) => JSON.parse(hit.body))

@@ -110,4 +110,29 @@ describe('Cloudflare Worker (wrangler dev, local R2)', () => {
     expect(css.headers.get('content-type')).toMatch(/^text\/css/)
     await css.arrayBuffer()
   })
+
+  it('runs an async write_file job through the Queue consumer to succeeded', async (context) => {
+    const { url } = server(context)
+    const submitted = await fetch(`${url}/v1/tools/write_file?workspace=queued&async=true`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+      body: JSON.stringify({ path: 'from-queue.txt', content: 'run by the consumer\n' }),
+      signal: AbortSignal.timeout(15_000),
+    })
+    expect(submitted.status).toBe(202)
+    const job = (await submitted.json()) as { job_id: string; status: string }
+    expect(job.status).toBe('queued')
+    let view: { status: string; attempt?: number; max_attempts?: number; result?: unknown } = { status: 'queued' }
+    for (let poll = 0; poll < 150 && !['succeeded', 'failed'].includes(view.status); poll++) {
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      const response = await fetch(`${url}/v1/jobs/${job.job_id}`, {
+        headers: { authorization: `Bearer ${key}` },
+        signal: AbortSignal.timeout(15_000),
+      })
+      view = await response.json()
+    }
+    expect(view).toMatchObject({ status: 'succeeded', attempt: 1, max_attempts: 3, result: { path: 'from-queue.txt' } })
+    const read = await call(url, 'read_file', { path: 'from-queue.txt' }, { workspace: 'queued' })
+    expect(read).toMatchObject({ status: 200, body: { content: 'run by the consumer\n' } })
+  })
 })

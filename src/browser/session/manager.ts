@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto'
 import { ToolError } from '../../core/errors'
 import type { Logger } from '../../core/logger'
+import type { SessionRegistry } from './registry'
 import { endedError } from './runner'
 import { type LiveSession, openSession, type SessionHost } from './session'
-import type { SessionRegistry } from './registry'
 import type { BrowserSessionSettings } from './settings'
 import type { BrowserSession, BrowserSessions, SessionSummary } from './types'
 
