@@ -1,28 +1,86 @@
-import { type ChildProcess, spawn } from 'node:child_process'
-import { existsSync } from 'node:fs'
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { freePort } from './ports'
 
 /** Debian's redis-server (CI installs it), started and stopped by the suite on 127.0.0.1. */
 export const redisServerPath = ['/usr/bin/redis-server', '/usr/local/bin/redis-server'].find((path) => existsSync(path))
 
 export interface RedisServer {
+  /** redis://127.0.0.1:port, or rediss://:password@… with TLS and a password. */
   url: string
   port: number
+  /** With TLS: the CA that signed the server's certificate (for NODE_EXTRA_CA_CERTS). */
+  caFile?: string
   /** Stops the server (its data is gone: no persistence). */
   stop(): Promise<void>
   /** Starts it again on the same port. */
   start(): Promise<void>
 }
 
-export async function startRedis(): Promise<RedisServer> {
+/** A throw-away CA and a certificate for 127.0.0.1 it signed (openssl), in a fresh folder. */
+function testCertificates(): { ca: string; cert: string; key: string } {
+  const folder = mkdtempSync(join(tmpdir(), 'toolport-redis-tls-'))
+  const path = (name: string) => join(folder, name)
+  const openssl = (...args: string[]) => execFileSync('openssl', args, { stdio: 'ignore' })
+  const ca = ['-keyout', path('ca.key'), '-out', path('ca.crt'), '-days', '2', '-subj', '/CN=toolport test CA']
+  openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', ...ca)
+  openssl(
+    'req',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    path('server.key'),
+    '-out',
+    path('server.csr'),
+    '-subj',
+    '/CN=127.0.0.1',
+  )
+  writeFileSync(path('ext'), 'subjectAltName=IP:127.0.0.1\n')
+  const signed = ['-out', path('server.crt'), '-days', '2', '-extfile', path('ext')]
+  openssl(
+    'x509',
+    '-req',
+    '-in',
+    path('server.csr'),
+    '-CA',
+    path('ca.crt'),
+    '-CAkey',
+    path('ca.key'),
+    '-CAcreateserial',
+    ...signed,
+  )
+  return { ca: path('ca.crt'), cert: path('server.crt'), key: path('server.key') }
+}
+
+export async function startRedis(options: { password?: string; tls?: boolean } = {}): Promise<RedisServer> {
   if (!redisServerPath) throw new Error('redis-server is not installed (Debian: apt-get install redis-server)')
   const port = await freePort()
+  const certificates = options.tls ? testCertificates() : undefined
+  const listen = certificates
+    ? [
+        '--port',
+        '0',
+        '--tls-port',
+        String(port),
+        '--tls-cert-file',
+        certificates.cert,
+        '--tls-key-file',
+        certificates.key,
+      ]
+    : ['--port', String(port)]
+  const extra = [
+    ...(certificates ? ['--tls-ca-cert-file', certificates.ca, '--tls-auth-clients', 'no'] : []),
+    ...(options.password ? ['--requirepass', options.password] : []),
+  ]
   let child: ChildProcess | undefined
   const launch = () =>
     new Promise<void>((resolve, reject) => {
       const started = spawn(
         redisServerPath as string,
-        ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--protected-mode', 'yes'],
+        [...listen, '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--protected-mode', 'yes', ...extra],
         { stdio: ['ignore', 'pipe', 'pipe'] },
       )
       child = started
@@ -41,9 +99,11 @@ export async function startRedis(): Promise<RedisServer> {
       })
     })
   await launch()
+  const auth = options.password ? `:${encodeURIComponent(options.password)}@` : ''
   return {
-    url: `redis://127.0.0.1:${port}`,
+    url: `${certificates ? 'rediss' : 'redis'}://${auth}127.0.0.1:${port}`,
     port,
+    ...(certificates ? { caFile: certificates.ca } : {}),
     async stop() {
       const running = child
       if (!running || running.exitCode !== null) return
