@@ -1,6 +1,7 @@
 import { OpenAPIHono } from '@hono/zod-openapi'
 import { createApprovalStore } from './approvals/store'
 import { createAuthenticator, requiredApprovals } from './auth/authenticator'
+import { createTokenVerifier } from './auth/oauth/token-verifier'
 import { type Caller, createCaller } from './caller/caller'
 import { createCatalog } from './catalog/catalog'
 import type { Config } from './config/config'
@@ -28,6 +29,7 @@ import { registerJobRoutes } from './http/routes/jobs'
 import { registerMcpRoute } from './http/routes/mcp'
 import { registerMetricsRoute } from './http/routes/metrics'
 import { registerOpenApiRoute } from './http/routes/openapi'
+import { registerResourceMetadataRoutes } from './http/routes/resource-metadata'
 import { registerSourceManifestSchemaRoute } from './http/routes/source-schema'
 import { registerSourceRoutes } from './http/routes/sources'
 import { registerToolRoutes } from './http/routes/tools'
@@ -118,7 +120,17 @@ export function createApp(deps: AppDeps): App {
   const builtins = withShellDefaults(deps.tools ?? selectTools(config.sources.enabled), {
     defaultTimeoutSeconds: config.sandbox.defaultTimeoutSeconds,
   })
-  const authenticator = createAuthenticator(config.apiKeys, { approvalPolicy: config.approvals.policy })
+  const oauth = oauthResource(config)
+  const authenticator = createAuthenticator(config.apiKeys, {
+    approvalPolicy: config.approvals.policy,
+    tokens: oauth
+      ? createTokenVerifier({
+          settings: { ...config.oauth, issuer: oauth.issuer },
+          audiences: [oauth.publicUrl, `${oauth.publicUrl}/mcp`],
+          approvalPolicy: config.approvals.policy,
+        })
+      : undefined,
+  })
   warnUnapprovable(config, log)
   const publicUrl = config.http.configuredPublicUrl
   if (!config.downloads.signingSecret) {
@@ -188,7 +200,7 @@ export function createApp(deps: AppDeps): App {
       ...(deps.vouchedOrigin ? { vouchedOrigin: deps.vouchedOrigin } : {}),
     }),
   )
-  const withKey = authenticate(authenticator, { noStore: true })
+  const withKey = authenticate(authenticator, { noStore: true, oauthPublicUrl: oauth?.publicUrl })
   app.use('/v1/*', (context, next) =>
     // Download links carry their own credential (the signed token), so a chat client can open them.
     context.req.path.startsWith('/v1/files/') ? next() : withKey(context, next),
@@ -202,6 +214,7 @@ export function createApp(deps: AppDeps): App {
     app.use('/mcp', limited)
   }
 
+  if (oauth) registerResourceMetadataRoutes(app, oauth)
   if (deps.metrics) registerMetricsRoute(app, deps.metrics, authenticator)
   registerJobRoutes(app, caller.jobAccess)
   registerFileRoutes(app, storage, signer)
@@ -241,6 +254,13 @@ export function createApp(deps: AppDeps): App {
   registerFallbacks(app, catalog)
   app.onError((error, context) => handleError(error, context, log))
   return { app, caller, sources }
+}
+
+/** With TOOLPORT_OAUTH_ISSUER: this resource's identifier and the issuer it trusts (the config checked both). */
+function oauthResource(config: Config): { publicUrl: string; issuer: string } | undefined {
+  const issuer = config.oauth.issuer
+  const publicUrl = config.http.configuredPublicUrl
+  return issuer && publicUrl ? { issuer, publicUrl } : undefined
 }
 
 /**

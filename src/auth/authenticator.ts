@@ -1,6 +1,7 @@
 import type { Effect } from '../core/effects'
 import { ToolError } from '../core/errors'
 import type { ApiKey } from './keys'
+import type { TokenVerifier } from './oauth/token-verifier'
 import type { Principal } from './principal'
 
 export interface Authenticator {
@@ -34,8 +35,9 @@ const unauthenticated = (message: string) =>
  */
 export function createAuthenticator(
   keys: readonly ApiKey[],
-  options: { approvalPolicy?: readonly Effect[] } = {},
+  options: { approvalPolicy?: readonly Effect[]; tokens?: TokenVerifier | undefined } = {},
 ): Authenticator {
+  const tokens = options.tokens
   const anonymous: Principal = {
     id: 'anonymous',
     tenant: 'default',
@@ -65,10 +67,14 @@ export function createAuthenticator(
   // and a wrong key always takes the full constant-time path.
   const proven = new Map<string, Principal>()
   return {
-    enabled: keys.length > 0,
+    enabled: keys.length > 0 || tokens !== undefined,
     async authenticate(authorization) {
-      if (keys.length === 0) return anonymous
-      if (!authorization) throw unauthenticated('This endpoint requires a bearer key.')
+      if (keys.length === 0 && !tokens) return anonymous
+      if (!authorization) {
+        throw unauthenticated(
+          tokens ? 'This endpoint requires a bearer key or an access token.' : 'This endpoint requires a bearer key.',
+        )
+      }
       const match = /^Bearer[ \t]+([^\s]+)[ \t]*$/i.exec(authorization)
       if (!match?.[1]) throw unauthenticated('The Authorization header must have the form "Bearer <key>".')
       const known = proven.get(match[1])
@@ -78,6 +84,9 @@ export function createAuthenticator(
       for (const candidate of await hashed) {
         if (digestsEqual(candidate.digest, presented) && !found) found = candidate.principal
       }
+      // Not a key: an access token of the configured issuer, when there is one (keys are checked first,
+      // in constant time, whatever the value looks like).
+      if (!found && tokens) return tokens.verify(match[1])
       if (!found) throw unauthenticated('The bearer key is not valid.')
       proven.set(match[1], found)
       return found

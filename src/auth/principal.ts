@@ -20,6 +20,15 @@ export interface Principal {
   admin?: boolean
   /** The key's shell egress policy (keys file), within the server's; undefined: the server's applies. */
   egress: EgressPolicy | undefined
+  /**
+   * An OAuth token's effect scopes (`tools:read`, …): it may call every tool with these effects, and
+   * the single tools and sources in `tools` besides. Undefined for keys.
+   */
+  effects?: ReadonlySet<Effect> | undefined
+  /** Set when the caller presented an OAuth access token: its scopes (a missing one answers insufficient_scope). */
+  oauth?: { scopes: readonly string[] } | undefined
+  /** The workspace of a call that names none (a token's workspace claim); default `default`. */
+  defaultWorkspace?: string | undefined
 }
 
 /** What a stored call (job, approval) keeps of its principal besides the tenant. */
@@ -28,6 +37,8 @@ export interface StoredPrincipal {
   tools: string[] | null
   /** The key's egress in its written form; absent (older records) or null: none of its own. */
   egress?: EgressText | null
+  /** A token's effect scopes; absent or null: a key (no effect limit). */
+  effects?: Effect[] | null
 }
 
 export function storedFormOf(principal: Principal): StoredPrincipal {
@@ -35,6 +46,7 @@ export function storedFormOf(principal: Principal): StoredPrincipal {
     id: principal.id,
     tools: principal.tools ? [...principal.tools] : null,
     egress: principal.egress ? formatEgress(principal.egress) : null,
+    ...(principal.effects ? { effects: [...principal.effects] } : {}),
   }
 }
 
@@ -47,6 +59,8 @@ export interface ScopedTool {
   source?: string | undefined
   /** The built-in an alias runs. */
   aliasOf?: string | undefined
+  /** The tool itself: its effect decides a token's effect scopes. */
+  tool?: { readonly effect: Effect } | undefined
 }
 
 /**
@@ -61,6 +75,7 @@ export function storedPrincipal(stored: StoredPrincipal & { tenant: string }): P
     requireApproval: new Set(),
     approver: false,
     egress: storedEgress(stored.egress),
+    ...(stored.effects ? { effects: new Set(stored.effects) } : {}),
   }
 }
 
@@ -75,6 +90,7 @@ function storedEgress(text: EgressText | null | undefined): EgressPolicy | undef
 export function mayCall(principal: Principal, tool: ScopedTool): boolean {
   const scope = principal.tools
   if (!scope || tool.everyKey) return true
+  if (principal.effects && tool.tool && principal.effects.has(tool.tool.effect)) return true
   if (tool.aliasOf !== undefined) {
     // An alias is the built-in under another name: a key that has the built-in has it, and one given
     // the alias by its own id; a whole source (`id:*`) does not reach the built-ins its aliases run,
@@ -89,6 +105,14 @@ export function mayCall(principal: Principal, tool: ScopedTool): boolean {
 
 export function assertToolAllowed(principal: Principal, tool: ScopedTool): void {
   if (mayCall(principal, tool)) return
+  if (principal.oauth) {
+    // A token: name the scope that would let it (the client may ask the user for it: step-up).
+    const needed = tool.tool ? `tools:${tool.tool.effect}` : `tool:${tool.id ?? tool.name}`
+    throw new ToolError('permission_denied', `This token lacks the scope ${needed} to call ${tool.name}.`, {
+      hint: `Sign in again and grant ${needed} (or tool:${tool.id ?? tool.name} for this tool alone).`,
+      details: { error: 'insufficient_scope', scope: needed },
+    })
+  }
   const allowed = [...(principal.tools ?? [])].sort().join(', ')
   throw new ToolError('permission_denied', `This key may not call ${tool.name}.`, {
     hint: `This key may call only: ${allowed}.`,

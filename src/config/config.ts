@@ -1,5 +1,6 @@
 import { approvalSettings } from '../approvals/settings'
 import type { ApiKey } from '../auth/keys'
+import { oauthSettings } from '../auth/oauth/settings'
 import { authSettings } from '../auth/settings'
 import { browserSessionSettings } from '../browser/session/settings'
 import { browserSettings } from '../browser/settings'
@@ -36,6 +37,7 @@ export const settingsDeclarations = {
   http: httpSettings,
   process: processSettings,
   auth: authSettings,
+  oauth: oauthSettings,
   sources: sourceSettings,
   calls: callSettings,
   storage: storageSettings,
@@ -90,9 +92,14 @@ export function loadConfig(env: Environment, options: LoadConfigOptions): Config
   if (new Set(apiKeys.map((apiKey) => apiKey.key)).size !== apiKeys.length) {
     throw new ConfigError('TOOLPORT_API_KEYS / TOOLPORT_KEYS_FILE: the same key is listed twice')
   }
-  if (apiKeys.length === 0 && !isLoopbackHost(slices.http.host)) {
+  if (slices.oauth.issuer && !slices.http.configuredPublicUrl) {
     throw new ConfigError(
-      `HOST=${slices.http.host}: without API keys toolport listens only on loopback (127.0.0.1, ::1, localhost). Set TOOLPORT_API_KEYS or TOOLPORT_KEYS_FILE to serve other addresses.`,
+      'TOOLPORT_OAUTH_ISSUER needs TOOLPORT_PUBLIC_URL: it is the resource identifier access tokens must be issued for (their aud), and where clients find the resource metadata.',
+    )
+  }
+  if (apiKeys.length === 0 && !slices.oauth.issuer && !isLoopbackHost(slices.http.host)) {
+    throw new ConfigError(
+      `HOST=${slices.http.host}: without API keys toolport listens only on loopback (127.0.0.1, ::1, localhost). Set TOOLPORT_API_KEYS or TOOLPORT_KEYS_FILE (or TOOLPORT_OAUTH_ISSUER) to serve other addresses.`,
     )
   }
   return { ...slices, runtime, apiKeys }

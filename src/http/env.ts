@@ -15,5 +15,7 @@ export interface AppEnv {
     linkOrigin: string
     /** The component behind a failure (storage, sandbox, …), for metrics. */
     errorOrigin: string
+    /** With OAuth on: where this request's resource metadata lives, for WWW-Authenticate on 401 and 403. */
+    resourceMetadata: string | undefined
   }
 }

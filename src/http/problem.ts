@@ -1,6 +1,7 @@
 import { z } from '@hono/zod-openapi'
 import type { Context } from 'hono'
 import { HTTPException } from 'hono/http-exception'
+import { bearerChallenge } from '../auth/oauth/challenge'
 import { type ErrorCode, errorCodes, isToolError, nestingError, statusOf, ToolError, titleOf } from '../core/errors'
 import type { Logger } from '../core/logger'
 import { describeCause } from '../core/logger'
@@ -31,7 +32,35 @@ export function problemResponse(context: Context, error: ToolError): Response {
   const body = problemDocument(context, error)
   const headers = new Headers({ 'Content-Type': 'application/problem+json', 'Cache-Control': 'no-store' })
   for (const [name, value] of Object.entries(error.headers ?? {})) headers.set(name, value)
+  const challenge = oauthChallenge(context, error)
+  if (challenge) headers.set('WWW-Authenticate', challenge)
   return new Response(JSON.stringify(body), { status: body.status, headers })
+}
+
+/**
+ * With OAuth on, a 401 tells the client where to sign in (the resource metadata) and which scopes to
+ * ask for; a token's missing scope answers 403 insufficient_scope naming it (step-up).
+ */
+function oauthChallenge(context: Context, error: ToolError): string | undefined {
+  const resourceMetadata = context.get('resourceMetadata') as string | undefined
+  if (!resourceMetadata) return undefined
+  const kind = error.details?.error
+  if (error.code === 'unauthenticated') {
+    return bearerChallenge({
+      resourceMetadata,
+      error: kind === 'invalid_token' ? 'invalid_token' : undefined,
+      description: kind === 'invalid_token' ? error.message : undefined,
+    })
+  }
+  if (error.code === 'permission_denied' && kind === 'insufficient_scope' && typeof error.details?.scope === 'string') {
+    return bearerChallenge({
+      resourceMetadata,
+      error: 'insufficient_scope',
+      description: error.message,
+      scope: error.details.scope,
+    })
+  }
+  return undefined
 }
 
 function problemDocument(context: Context, error: ToolError) {

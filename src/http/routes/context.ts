@@ -70,7 +70,7 @@ export function registerContextRoute(app: OpenAPIHono<AppEnv>, deps: ContextDeps
   const shellTimeout = shellTimeoutOf(deps.catalog)
   app.get('/v1/context', async (context) => {
     assertKnownQuery(context.req.url, ['workspace', 'format'])
-    const workspaceId = parseWorkspace(context.req.query('workspace'))
+    const workspaceId = parseWorkspace(context.req.query('workspace') ?? context.get('principal').defaultWorkspace)
     const format = context.req.query('format') ?? 'text'
     if (format !== 'text' && format !== 'json') {
       throw new ToolError('validation', `Unknown context format ${JSON.stringify(format)}.`, {

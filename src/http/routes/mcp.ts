@@ -34,7 +34,7 @@ export function registerMcpRoute(app: OpenAPIHono<AppEnv>, deps: McpRouteDeps): 
       })
     }
     assertKnownQuery(context.req.url, ['workspace'])
-    const workspace = parseWorkspace(context.req.query('workspace'))
+    const workspace = parseWorkspace(context.req.query('workspace') ?? context.get('principal').defaultWorkspace)
     const session = await import('../mcp/session')
     listings ??= session.mcpListings()
     // Read here (the body limit applies) so the session can see what the request asks for before it answers.

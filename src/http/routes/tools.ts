@@ -42,11 +42,16 @@ export function registerToolRoutes(app: OpenAPIHono<AppEnv>, deps: ToolRouteDeps
   app.post('/v1/tools/:name', async (context) => {
     const query = ToolQuery.safeParse(knownQuery(context.req.url, toolQueryNames))
     if (!query.success) throw validationError(query.error, 'query parameter')
+    const principal = context.get('principal')
     const call = await caller.prepare({
-      principal: context.get('principal'),
+      principal,
       tool: context.req.param('name') ?? '',
       readInput: () => readInput(context, limitedBody),
-      workspaceId: query.data.workspace,
+      // No ?workspace=: a token's workspace claim, else "default".
+      workspaceId:
+        context.req.query('workspace') === undefined
+          ? (principal.defaultWorkspace ?? query.data.workspace)
+          : query.data.workspace,
       origin: context.get('linkOrigin'),
       found: (entry) => labelCall(context, entry),
     })

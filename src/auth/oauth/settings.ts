@@ -1,0 +1,61 @@
+import { z } from 'zod'
+import { defineSettings, positiveInteger, type SliceOf, variable } from '../../core/settings'
+
+const algorithms = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'] as const
+
+export const oauthSettings = defineSettings({
+  title: 'OAuth (access tokens)',
+  description:
+    "Beside API keys, toolport accepts OAuth 2.1 access tokens as a protected resource (RFC 9728): hosted MCP clients (Claude and ChatGPT connectors) discover the issuer from `/.well-known/oauth-protected-resource` and sign in there. Tokens are JWTs verified against the issuer's published keys (docs/auth.md).",
+  variables: {
+    TOOLPORT_OAUTH_ISSUER: variable({
+      schema: z.url({ protocol: /^https?$/ }).optional(),
+      description:
+        "The issuer whose access tokens are accepted (its `iss`); its metadata is read from `/.well-known/oauth-authorization-server` or `/.well-known/openid-configuration` under it. Needs `TOOLPORT_PUBLIC_URL`, which is this resource's identifier (tokens must carry it in `aud`). Unset: keys only.",
+    }),
+    TOOLPORT_OAUTH_TENANT_CLAIM: variable({
+      schema: z.string().regex(/^[A-Za-z0-9_.:/-]{1,128}$/),
+      default: 'toolport_tenant',
+      description: 'The token claim naming the tenant the token acts for.',
+    }),
+    TOOLPORT_OAUTH_TENANT: variable({
+      schema: z
+        .string()
+        .regex(/^[A-Za-z0-9._-]{1,64}$/)
+        .optional(),
+      description:
+        'The tenant of tokens without the tenant claim (an issuer that serves one tenant). Unset: such tokens are refused.',
+    }),
+    TOOLPORT_OAUTH_WORKSPACE_CLAIM: variable({
+      schema: z
+        .string()
+        .regex(/^[A-Za-z0-9_.:/-]{1,128}$/)
+        .optional(),
+      description: 'A token claim naming the workspace used when a call names none (instead of `default`).',
+    }),
+    TOOLPORT_OAUTH_ALGORITHMS: variable({
+      schema: z
+        .string()
+        .transform((text) => text.split(',').map((entry) => entry.trim()))
+        .pipe(z.array(z.enum(algorithms)).min(1)),
+      default: 'RS256,PS256,ES256,EdDSA',
+      description:
+        'Signature algorithms a token may use: asymmetric only (`none` and HMAC are never accepted, so a public key can never serve as a shared secret).',
+    }),
+    TOOLPORT_OAUTH_CLOCK_SKEW_SECONDS: variable({
+      schema: positiveInteger.max(300),
+      default: '30',
+      description: "Tolerance for `exp`, `nbf` and `iat` against this machine's clock.",
+    }),
+  },
+  build: (values) => ({
+    issuer: values.TOOLPORT_OAUTH_ISSUER,
+    tenantClaim: values.TOOLPORT_OAUTH_TENANT_CLAIM,
+    tenant: values.TOOLPORT_OAUTH_TENANT,
+    workspaceClaim: values.TOOLPORT_OAUTH_WORKSPACE_CLAIM,
+    algorithms: values.TOOLPORT_OAUTH_ALGORITHMS,
+    clockSkewSeconds: values.TOOLPORT_OAUTH_CLOCK_SKEW_SECONDS,
+  }),
+})
+
+export type OAuthSettings = SliceOf<typeof oauthSettings>

@@ -1,0 +1,152 @@
+import { createRemoteJWKSet, errors, type JWTPayload, jwtVerify } from 'jose'
+import type { Effect } from '../../core/effects'
+import { ToolError } from '../../core/errors'
+import { isValidIdentifier } from '../../core/paths'
+import type { Principal } from '../principal'
+import { grantOf, scopesOf } from './scopes'
+import type { OAuthSettings } from './settings'
+
+/** Verifies an access token and maps its claims to the principal a call runs as. */
+export interface TokenVerifier {
+  /** Resolves to the token's principal; throws unauthenticated (invalid_token) or unavailable (issuer unreachable). */
+  verify(token: string): Promise<Principal>
+}
+
+export interface TokenVerifierOptions {
+  settings: OAuthSettings & { issuer: string }
+  /** This resource's identifiers (TOOLPORT_PUBLIC_URL, and its /mcp): `aud` must name one (RFC 8707). */
+  audiences: readonly string[]
+  /** Effects whose calls wait for approval (TOOLPORT_APPROVAL), for tokens without the approver scope. */
+  approvalPolicy: readonly Effect[]
+  /** Fetches the issuer's metadata (tests may pass one; default: fetch). */
+  fetch?: typeof fetch
+  /** The least time between two fetches of the key set (default 30 s): an unknown key id refetches it. */
+  keyRefetchCooldownMs?: number
+}
+
+/** A JWT has three base64url parts; anything else presented as a bearer is a key (or nothing valid). */
+export function looksLikeJwt(value: string): boolean {
+  return /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/.test(value)
+}
+
+export function invalidToken(description: string): ToolError {
+  return new ToolError('unauthenticated', `The access token is not valid: ${description}.`, {
+    hint: 'Sign in again to get a new token for this service (its resource metadata names the issuer).',
+    details: { error: 'invalid_token' },
+  })
+}
+
+/** Where RFC 8414 and OpenID Connect put an issuer's metadata (path insertion for issuers with a path). */
+function metadataUrls(issuer: string): string[] {
+  const url = new URL(issuer)
+  const path = url.pathname.replace(/\/$/, '')
+  return [
+    `${url.origin}/.well-known/oauth-authorization-server${path}`,
+    `${url.origin}${path}/.well-known/openid-configuration`,
+  ]
+}
+
+/**
+ * JWT access tokens of one issuer, verified with jose against the keys its metadata publishes
+ * (`jwks_uri`): the signature with an allow-listed asymmetric algorithm (never `none`, never HMAC, so
+ * a public key can never be used as a shared secret), `iss`, `aud` (this resource), `exp` and `nbf`
+ * with the configured skew. jose refetches the key set when a token names a key it has not seen (the
+ * issuer rotated), at most every 30 s. The metadata is read on the first token and again after a failure.
+ */
+export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifier {
+  const { settings } = options
+  const load = options.fetch ?? fetch
+  let keys: Promise<ReturnType<typeof createRemoteJWKSet>> | undefined
+
+  async function discover(): Promise<ReturnType<typeof createRemoteJWKSet>> {
+    for (const url of metadataUrls(settings.issuer)) {
+      const response = await load(url, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(10_000) })
+      if (!response.ok) continue
+      const metadata = (await response.json()) as { issuer?: unknown; jwks_uri?: unknown }
+      // RFC 8414 section 3.3: metadata for another issuer is not this issuer's.
+      if (metadata.issuer !== settings.issuer) throw new Error(`${url} names issuer ${String(metadata.issuer)}`)
+      if (typeof metadata.jwks_uri !== 'string') throw new Error(`${url} has no jwks_uri`)
+      return createRemoteJWKSet(new URL(metadata.jwks_uri), {
+        cooldownDuration: options.keyRefetchCooldownMs ?? 30_000,
+        timeoutDuration: 10_000,
+      })
+    }
+    throw new Error(`no authorization server metadata at ${metadataUrls(settings.issuer).join(' or ')}`)
+  }
+
+  function keySet(): Promise<ReturnType<typeof createRemoteJWKSet>> {
+    keys ??= discover().catch((error: unknown) => {
+      keys = undefined
+      throw new ToolError('unavailable', 'The token issuer could not be reached to check the access token.', {
+        hint: 'Try again in a moment; the operator can check TOOLPORT_OAUTH_ISSUER.',
+        headers: { 'Retry-After': '5' },
+        cause: error,
+      })
+    })
+    return keys
+  }
+
+  async function claimsOf(token: string): Promise<JWTPayload> {
+    const jwks = await keySet()
+    try {
+      const { payload } = await jwtVerify(token, jwks, {
+        issuer: settings.issuer,
+        audience: [...options.audiences],
+        algorithms: [...settings.algorithms],
+        clockTolerance: settings.clockSkewSeconds,
+        requiredClaims: ['exp', 'sub'],
+      })
+      return payload
+    } catch (error) {
+      throw invalidToken(reasonOf(error))
+    }
+  }
+
+  return {
+    async verify(token) {
+      if (!looksLikeJwt(token)) throw invalidToken('it is neither a key nor a JWT')
+      const claims = await claimsOf(token)
+      const named = claims[settings.tenantClaim]
+      const tenant = typeof named === 'string' ? named : settings.tenant
+      if (tenant === undefined || !isValidIdentifier(tenant)) {
+        throw invalidToken(`it names no tenant (claim ${settings.tenantClaim})`)
+      }
+      const scopes = scopesOf(claims)
+      const grant = grantOf(scopes)
+      const workspace = settings.workspaceClaim ? claims[settings.workspaceClaim] : undefined
+      return {
+        id: `oauth-${await subjectDigest(settings.issuer, String(claims.sub))}`,
+        tenant,
+        tools: grant.tools,
+        effects: grant.effects,
+        requireApproval: new Set(grant.approver ? [] : options.approvalPolicy),
+        approver: grant.approver,
+        admin: grant.admin,
+        egress: undefined,
+        oauth: { scopes },
+        ...(typeof workspace === 'string' && isValidIdentifier(workspace) ? { defaultWorkspace: workspace } : {}),
+      }
+    },
+  }
+}
+
+/** Why jose refused a token, in words safe to show (never the token). */
+function reasonOf(error: unknown): string {
+  if (error instanceof errors.JWTExpired) return 'it has expired'
+  if (error instanceof errors.JWTClaimValidationFailed) {
+    if (error.claim === 'aud') return 'it was issued for another resource (aud)'
+    if (error.claim === 'iss') return 'it was issued by another issuer (iss)'
+    if (error.claim === 'nbf') return 'it is not valid yet (nbf)'
+    return `its ${error.claim} claim is wrong`
+  }
+  if (error instanceof errors.JOSEAlgNotAllowed) return 'its signature algorithm is not accepted'
+  if (error instanceof errors.JWKSNoMatchingKey) return 'it is signed with a key the issuer does not publish'
+  if (error instanceof errors.JWSSignatureVerificationFailed) return 'its signature does not verify'
+  return 'it could not be verified'
+}
+
+/** A stable, non-personal id for the token's subject (rate limits, metrics, stored calls). */
+async function subjectDigest(issuer: string, subject: string): Promise<string> {
+  const bytes = new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(`${issuer} ${subject}`)))
+  return [...bytes.slice(0, 8)].map((byte) => byte.toString(16).padStart(2, '0')).join('')
+}
