@@ -188,6 +188,35 @@ describe('toolport as an OAuth protected resource', () => {
     expect(read).toMatchObject({ status: 200, body: { content: 'claimed' } })
   })
 
+  it("answers an MCP tools/call outside the token's scopes with HTTP 403 insufficient_scope (step-up)", async () => {
+    const reader = await tokenFor({ scope: 'tools:read' })
+    const post = (bearer: string, name: string) =>
+      fetch(`${server.url}/mcp?workspace=w`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          authorization: `Bearer ${bearer}`,
+          'mcp-protocol-version': '2025-06-18',
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 7,
+          method: 'tools/call',
+          params: { name, arguments: { path: 'step-up.txt', content: 'x' } },
+        }),
+      })
+    const refused = await post(reader, 'write_file')
+    expect(refused.status).toBe(403)
+    expect(refused.headers.get('www-authenticate')).toContain(
+      `resource_metadata="${publicUrl}/.well-known/oauth-protected-resource/mcp", error="insufficient_scope"`,
+    )
+    expect(refused.headers.get('www-authenticate')).toContain('scope="tools:write"')
+    // With the scope, the same call is served.
+    const writer = await tokenFor({ scope: 'tools:write' })
+    expect((await post(writer, 'write_file')).status).toBe(200)
+  })
+
   it('serves MCP to a token: the SDK client lists only what the scopes reach', async () => {
     const reader = await tokenFor({ scope: 'tools:read' })
     const client = new Client({ name: 'oauth-test', version: '1.0.0' })

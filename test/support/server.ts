@@ -67,6 +67,8 @@ export async function startTestServer(
      * clone and the schema validation of each answer are the suite's cost, not the service's.
      */
     checkResponses?: boolean
+    /** Listen on this port (a suite whose TOOLPORT_PUBLIC_URL must be the server's own address); default any. */
+    port?: number
   } = {},
 ): Promise<TestServer> {
   const dataDir = await mkdtemp(join(tmpdir(), 'toolport-test-'))
@@ -113,7 +115,7 @@ export async function startTestServer(
     }
     return response
   }
-  const server = serve({ fetch: checked, port: 0, hostname: '127.0.0.1' })
+  const server = serve({ fetch: checked, port: options.port ?? 0, hostname: '127.0.0.1' })
   await new Promise<void>((resolve) => server.once('listening', resolve))
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
   return {

@@ -1,4 +1,5 @@
 import type { OpenAPIHono } from '@hono/zod-openapi'
+import { assertToolAllowed, type Principal } from '../../auth/principal'
 import { ToolError } from '../../core/errors'
 import { isLoopbackHost } from '../../core/loopback'
 import { assertCleanJson, readUtf8Body } from '../body'
@@ -61,9 +62,23 @@ export function registerMcpRoute(app: OpenAPIHono<AppEnv>, deps: McpRouteDeps): 
       }
       const batchProblem = Array.isArray(body) ? batchProblemOf(body) : undefined
       if (batchProblem) return failed(-32600, `Invalid Request: ${batchProblem}`)
+      await assertTokenScope(deps, context.get('principal'), body)
     }
     return session.answerMcp(context, listings, deps, workspace, body)
   })
+}
+
+/**
+ * MCP authorization's step-up: a token calling a tool its scopes do not reach gets HTTP 403 with
+ * `WWW-Authenticate: Bearer error="insufficient_scope", scope="…"` (problem.ts), so its client can ask
+ * the person for that scope, rather than a tool error it could only show. Keys keep the tool error.
+ */
+async function assertTokenScope(deps: McpRouteDeps, principal: Principal, body: unknown): Promise<void> {
+  if (!principal.oauth || typeof body !== 'object' || body === null || Array.isArray(body)) return
+  const message = body as { method?: unknown; params?: { name?: unknown } }
+  if (message.method !== 'tools/call' || typeof message.params?.name !== 'string') return
+  const entry = await deps.catalog.resolve(principal.tenant, message.params.name).catch(() => undefined)
+  if (entry) assertToolAllowed(principal, entry)
 }
 
 /**
