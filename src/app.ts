@@ -1,4 +1,6 @@
 import { OpenAPIHono } from '@hono/zod-openapi'
+import type { Context } from 'hono'
+import type { JWK } from 'jose'
 import { createApprovalStore } from './approvals/store'
 import { createAuthenticator, requiredApprovals } from './auth/authenticator'
 import { createTokenVerifier } from './auth/oauth/token-verifier'
@@ -7,6 +9,7 @@ import { createCatalog } from './catalog/catalog'
 import type { Config } from './config/config'
 import type { Logger } from './core/logger'
 import type { Metrics } from './core/metrics'
+import { ConfigError } from './core/settings'
 import { validationError } from './core/validation'
 import { createFileLinks } from './downloads/links'
 import { createLinkSigner, randomSecret } from './downloads/signing'
@@ -53,6 +56,8 @@ export interface AppDeps {
   config: Config
   storage: ObjectStore
   log: Logger
+  /** The built-in authorization server, when TOOLPORT_OAUTH_ISSUER=builtin (Node provides it). */
+  oauthServer?: OAuthServerMount
   /** Defaults to the built-in tools config.sources enables. */
   tools?: readonly Tool[]
   docsAssets?: DocsAssetLoader
@@ -78,6 +83,15 @@ export interface AppDeps {
 }
 
 /** What a fleet engine lends the app (src/runtimes/fleet/redis-engine.ts implements it). */
+/** The built-in authorization server (TOOLPORT_OAUTH_ISSUER=builtin), which the Node runtime provides. */
+export interface OAuthServerMount {
+  issuer: string
+  /** Its signing keys' public halves: its tokens are verified with them, without a request. */
+  publicKeys: JWK[]
+  /** Serves /oauth/… (the protocol endpoints, the sign-in and consent pages). */
+  serve(context: Context<AppEnv>): Promise<Response>
+}
+
 export interface Fleet {
   dispatch: JobDispatch
   announceCancel(job: JobRecord): void
@@ -120,7 +134,7 @@ export function createApp(deps: AppDeps): App {
   const builtins = withShellDefaults(deps.tools ?? selectTools(config.sources.enabled), {
     defaultTimeoutSeconds: config.sandbox.defaultTimeoutSeconds,
   })
-  const oauth = oauthResource(config)
+  const oauth = oauthResource(config, deps.oauthServer)
   const authenticator = createAuthenticator(config.apiKeys, {
     approvalPolicy: config.approvals.policy,
     tokens: oauth
@@ -128,6 +142,7 @@ export function createApp(deps: AppDeps): App {
           settings: { ...config.oauth, issuer: oauth.issuer },
           audiences: [oauth.publicUrl, `${oauth.publicUrl}/mcp`],
           approvalPolicy: config.approvals.policy,
+          ...(deps.oauthServer ? { localKeys: deps.oauthServer.publicKeys } : {}),
         })
       : undefined,
   })
@@ -215,6 +230,8 @@ export function createApp(deps: AppDeps): App {
   }
 
   if (oauth) registerResourceMetadataRoutes(app, oauth)
+  const oauthServer = deps.oauthServer
+  if (oauthServer) app.all('/oauth/*', (context) => oauthServer.serve(context))
   if (deps.metrics) registerMetricsRoute(app, deps.metrics, authenticator)
   registerJobRoutes(app, caller.jobAccess)
   registerFileRoutes(app, storage, signer)
@@ -257,9 +274,15 @@ export function createApp(deps: AppDeps): App {
 }
 
 /** With TOOLPORT_OAUTH_ISSUER: this resource's identifier and the issuer it trusts (the config checked both). */
-function oauthResource(config: Config): { publicUrl: string; issuer: string } | undefined {
-  const issuer = config.oauth.issuer
+function oauthResource(
+  config: Config,
+  server: OAuthServerMount | undefined,
+): { publicUrl: string; issuer: string } | undefined {
   const publicUrl = config.http.configuredPublicUrl
+  const issuer = config.oauth.issuer === 'builtin' ? server?.issuer : config.oauth.issuer
+  if (config.oauth.issuer === 'builtin' && !server) {
+    throw new ConfigError('TOOLPORT_OAUTH_ISSUER=builtin: this runtime does not provide the built-in server.')
+  }
   return issuer && publicUrl ? { issuer, publicUrl } : undefined
 }
 

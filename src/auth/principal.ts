@@ -27,6 +27,8 @@ export interface Principal {
   effects?: ReadonlySet<Effect> | undefined
   /** Set when the caller presented an OAuth access token: its scopes (a missing one answers insufficient_scope). */
   oauth?: { scopes: readonly string[] } | undefined
+  /** A token's hard limit, whatever its scopes: the tools of the key it was issued through. */
+  toolLimit?: ReadonlySet<string> | undefined
   /** The workspace of a call that names none (a token's workspace claim); default `default`. */
   defaultWorkspace?: string | undefined
 }
@@ -88,9 +90,17 @@ function storedEgress(text: EgressText | null | undefined): EgressPolicy | undef
 
 /** May this principal see and call the tool? A built-in by name or id; a source tool by id or source. */
 export function mayCall(principal: Principal, tool: ScopedTool): boolean {
+  if (tool.everyKey) return true
+  // A token of a key limited to some tools (the built-in server's toolport_tools claim) never reaches beyond them.
+  if (principal.toolLimit && !inToolSet(principal.toolLimit, tool)) return false
   const scope = principal.tools
-  if (!scope || tool.everyKey) return true
+  if (!scope) return true
   if (principal.effects && tool.tool && principal.effects.has(tool.tool.effect)) return true
+  return inToolSet(scope, tool)
+}
+
+/** Whether a set of names, ids and whole sources (`source:*`) names the tool. */
+function inToolSet(scope: ReadonlySet<string>, tool: ScopedTool): boolean {
   if (tool.aliasOf !== undefined) {
     // An alias is the built-in under another name: a key that has the built-in has it, and one given
     // the alias by its own id; a whole source (`id:*`) does not reach the built-ins its aliases run,
@@ -105,7 +115,7 @@ export function mayCall(principal: Principal, tool: ScopedTool): boolean {
 
 export function assertToolAllowed(principal: Principal, tool: ScopedTool): void {
   if (mayCall(principal, tool)) return
-  if (principal.oauth) {
+  if (principal.oauth && !(principal.toolLimit && !inToolSet(principal.toolLimit, tool))) {
     // A token: name the scope that would let it (the client may ask the user for it: step-up).
     const needed = tool.tool ? `tools:${tool.tool.effect}` : `tool:${tool.id ?? tool.name}`
     throw new ToolError('permission_denied', `This token lacks the scope ${needed} to call ${tool.name}.`, {

@@ -65,6 +65,11 @@ export interface Caller {
    */
   prepare(request: CallRequest): Promise<Call>
   /**
+   * Whether the principal may call the tool it names, checked before a transport commits to an answer
+   * (MCP's scope challenge is an HTTP 403, not a tool error). Throws not_found or permission_denied.
+   */
+  assertAllowed(principal: Principal, tool: string): Promise<void>
+  /**
    * ?dry_run=true answers the call's preview; a call the key's policy gates is stored for an approver
    * and answered pending (unless its dry run shows it changes nothing); any other call is admitted.
    */
@@ -205,6 +210,9 @@ export function createCaller(deps: CallerDeps): Caller {
   }
 
   return {
+    async assertAllowed(principal, tool) {
+      await allowedTool(principal, tool)
+    },
     async prepare(request) {
       const { principal } = request
       const entry = await allowedTool(principal, request.tool)

@@ -97,6 +97,14 @@ export function loadConfig(env: Environment, options: LoadConfigOptions): Config
       'TOOLPORT_OAUTH_ISSUER needs TOOLPORT_PUBLIC_URL: it is the resource identifier access tokens must be issued for (their aud), and where clients find the resource metadata.',
     )
   }
+  if (slices.oauth.issuer === 'builtin' && runtime !== 'node') {
+    throw new ConfigError(
+      `TOOLPORT_OAUTH_ISSUER=builtin runs on Node only for now (this is ${runtime}): point it at an external issuer instead (docs/auth.md).`,
+    )
+  }
+  if (slices.oauth.issuer === 'builtin' && apiKeys.length === 0) {
+    throw new ConfigError('TOOLPORT_OAUTH_ISSUER=builtin needs API keys: people sign in with their toolport key.')
+  }
   if (apiKeys.length === 0 && !slices.oauth.issuer && !isLoopbackHost(slices.http.host)) {
     throw new ConfigError(
       `HOST=${slices.http.host}: without API keys toolport listens only on loopback (127.0.0.1, ::1, localhost). Set TOOLPORT_API_KEYS or TOOLPORT_KEYS_FILE (or TOOLPORT_OAUTH_ISSUER) to serve other addresses.`,

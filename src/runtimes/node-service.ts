@@ -95,10 +95,16 @@ export async function startNodeService(
     ...options,
     ...(fleet ? { sessionRegistry: fleet.sessions } : {}),
   })
+  // oidc-provider loads only with the built-in server configured.
+  const oauthServer =
+    config.oauth.issuer === 'builtin'
+      ? await (await import('./oauth-server/mount')).nodeOAuthServer(config, storage, log)
+      : undefined
   const { app, sources, caller } = createApp({
     config,
     storage,
     log,
+    ...(oauthServer ? { oauthServer } : {}),
     docsAssets: swaggerUiAssets(),
     services,
     ...(config.process.metrics ? { metrics: createNodeMetrics(() => services) } : {}),

@@ -21,7 +21,9 @@ describe('the storage key layout', () => {
 
   it('names every top-level prefix of the bucket once', () => {
     const tops = storageLayout.map((entry) => entry.pattern.split('/')[0])
-    expect(new Set(tops)).toEqual(new Set(['tenants', 'approvals', 'sources', 'sync-markers', '.toolport-tmp']))
+    expect(new Set(tops)).toEqual(
+      new Set(['tenants', 'approvals', 'sources', 'sync-markers', 'oauth', '.toolport-tmp']),
+    )
   })
 
   it('is the only module that spells a storage prefix', () => {
@@ -31,6 +33,7 @@ describe('the storage key layout', () => {
       'sources/operator',
       'sources/tenants',
       'sync-markers/',
+      'oauth/',
       'usage.json',
       'jobs/',
     ]

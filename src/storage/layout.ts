@@ -46,6 +46,16 @@ export const markerKeys = {
   folder: (workspacePrefix: string) => `sync-markers/${workspacePrefix}`,
 }
 
+export const oauthKeys = {
+  /** The built-in authorization server's signing keys, created once by whichever instance starts first. */
+  signingKeys: 'oauth/keys.json',
+  /** One record of oidc-provider's (a session, a code, a token, a client), by model and a digest of its id. */
+  record: (model: string, digest: string) => `oauth/${model}/${digest}.json`,
+  /** Which records belong to a grant, so that revoking it finds them all. */
+  grantFolder: (grantDigest: string) => `oauth/grants/${grantDigest}/`,
+  grantMember: (grantDigest: string, model: string, digest: string) => `oauth/grants/${grantDigest}/${model}.${digest}`,
+}
+
 export const storageLayout: readonly LayoutEntry[] = [
   {
     pattern: 'tenants/{tenant}/workspaces/{workspace}/{path}',
@@ -83,6 +93,22 @@ export const storageLayout: readonly LayoutEntry[] = [
     pattern: 'sync-markers/tenants/{tenant}/workspaces/{workspace}/{reader}',
     what: 'change markers: one per instance keeping a sandbox copy of the workspace ([sandbox.md](sandbox.md#the-workspace-travels))',
     writes: 'put by their reader before it lists; deleted by every writer of the workspace',
+  },
+  {
+    pattern: 'oauth/keys.json',
+    what: "the built-in authorization server's signing keys ([auth.md](auth.md))",
+    writes: 'created if absent by the first instance that needs them; read by every other',
+  },
+  {
+    pattern: 'oauth/{model}/{digest}.json',
+    what: 'its sessions, interactions, codes, tokens, grants and registered clients, by a digest of their id; each carries its expiry',
+    writes:
+      'put; a code or refresh token is consumed by compare-and-swap (exactly once); expired ones are deleted when read',
+  },
+  {
+    pattern: 'oauth/grants/{grant}/{model}.{digest}',
+    what: 'which codes and tokens a grant issued, so revoking the grant (or a reused refresh token) revokes them all',
+    writes: 'created with each record; deleted with the grant',
   },
   {
     pattern: '.toolport-tmp/…',

@@ -81,7 +81,7 @@ export function createCookieWalker() {
   }
   async function request(
     url: URL,
-    init: { method?: string; form?: Record<string, string> } = {},
+    init: { method?: string; form?: Record<string, string> | URLSearchParams } = {},
   ): Promise<{ url: URL; response: Response }> {
     const response = await fetch(url, {
       method: init.method ?? 'GET',
@@ -98,7 +98,11 @@ export function createCookieWalker() {
   return {
     request,
     /** Follows redirects from `start` until the location begins with `stopAt` (answered) or a page (returned). */
-    async follow(start: URL, stopAt: string, init?: { method?: string; form?: Record<string, string> }) {
+    async follow(
+      start: URL,
+      stopAt: string,
+      init?: { method?: string; form?: Record<string, string> | URLSearchParams },
+    ) {
       let step = await request(start, init)
       for (let hops = 0; hops < 20; hops++) {
         const location = step.response.headers.get('location')

@@ -88,10 +88,15 @@ export async function startTestServer(
   })
   if (options.shell && !node.services.shell) throw new Error(`no sandbox for the test server: ${node.shellProblem}`)
   const services = { ...node.services, ...options.services }
+  const oauthServer =
+    config.oauth.issuer === 'builtin'
+      ? await (await import('../../src/runtimes/oauth-server/mount')).nodeOAuthServer(config, storage, silentLogger)
+      : undefined
   const { app, caller, sources } = createApp({
     config,
     storage,
     log: silentLogger,
+    ...(oauthServer ? { oauthServer } : {}),
     ...(options.tools ? { tools: options.tools } : {}),
     services,
     sources: { ...nodeSourceRuntime(config, process.env, services), ...options.sourceRuntime },

@@ -9,9 +9,20 @@ export const oauthSettings = defineSettings({
     "Beside API keys, toolport accepts OAuth 2.1 access tokens as a protected resource (RFC 9728): hosted MCP clients (Claude and ChatGPT connectors) discover the issuer from `/.well-known/oauth-protected-resource` and sign in there. Tokens are JWTs verified against the issuer's published keys (docs/auth.md).",
   variables: {
     TOOLPORT_OAUTH_ISSUER: variable({
-      schema: z.url({ protocol: /^https?$/ }).optional(),
+      schema: z.union([z.literal('builtin'), z.url({ protocol: /^https?$/ })]).optional(),
       description:
-        "The issuer whose access tokens are accepted (its `iss`); its metadata is read from `/.well-known/oauth-authorization-server` or `/.well-known/openid-configuration` under it. Needs `TOOLPORT_PUBLIC_URL`, which is this resource's identifier (tokens must carry it in `aud`). Unset: keys only.",
+        "The issuer whose access tokens are accepted (its `iss`); its metadata is read from `/.well-known/oauth-authorization-server` or `/.well-known/openid-configuration` under it. `builtin`: the built-in authorization server at `TOOLPORT_PUBLIC_URL/oauth` (Node), where people sign in with their toolport key. Needs `TOOLPORT_PUBLIC_URL`, which is this resource's identifier (tokens must carry it in `aud`). Unset: keys only.",
+    }),
+    TOOLPORT_OAUTH_ACCESS_TOKEN_SECONDS: variable({
+      schema: positiveInteger.min(60).max(86_400),
+      default: '3600',
+      description: 'Built-in server: life of an access token; clients refresh it after that.',
+    }),
+    TOOLPORT_OAUTH_REFRESH_TOKEN_SECONDS: variable({
+      schema: positiveInteger.min(300).max(31_536_000),
+      default: '2592000',
+      description:
+        'Built-in server: life of a refresh token (and of the grant behind it). Each use returns a new one; reusing an old one revokes the grant.',
     }),
     TOOLPORT_OAUTH_TENANT_CLAIM: variable({
       schema: z.string().regex(/^[A-Za-z0-9_.:/-]{1,128}$/),
@@ -50,6 +61,8 @@ export const oauthSettings = defineSettings({
   },
   build: (values) => ({
     issuer: values.TOOLPORT_OAUTH_ISSUER,
+    accessTokenSeconds: values.TOOLPORT_OAUTH_ACCESS_TOKEN_SECONDS,
+    refreshTokenSeconds: values.TOOLPORT_OAUTH_REFRESH_TOKEN_SECONDS,
     tenantClaim: values.TOOLPORT_OAUTH_TENANT_CLAIM,
     tenant: values.TOOLPORT_OAUTH_TENANT,
     workspaceClaim: values.TOOLPORT_OAUTH_WORKSPACE_CLAIM,

@@ -1,4 +1,4 @@
-import { createRemoteJWKSet, errors, type JWTPayload, jwtVerify } from 'jose'
+import { createLocalJWKSet, createRemoteJWKSet, errors, type JWK, type JWTPayload, jwtVerify } from 'jose'
 import type { Effect } from '../../core/effects'
 import { ToolError } from '../../core/errors'
 import { isValidIdentifier } from '../../core/paths'
@@ -22,6 +22,8 @@ export interface TokenVerifierOptions {
   fetch?: typeof fetch
   /** The least time between two fetches of the key set (default 30 s): an unknown key id refetches it. */
   keyRefetchCooldownMs?: number
+  /** The issuer's public keys when toolport is the issuer (the built-in server): no discovery, no request. */
+  localKeys?: JWK[]
 }
 
 /** A JWT has three base64url parts; anything else presented as a bearer is a key (or nothing valid). */
@@ -56,7 +58,10 @@ function metadataUrls(issuer: string): string[] {
 export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifier {
   const { settings } = options
   const load = options.fetch ?? fetch
-  let keys: Promise<ReturnType<typeof createRemoteJWKSet>> | undefined
+  type KeySet = ReturnType<typeof createRemoteJWKSet> | ReturnType<typeof createLocalJWKSet>
+  let keys: Promise<KeySet> | undefined = options.localKeys
+    ? Promise.resolve(createLocalJWKSet({ keys: options.localKeys }))
+    : undefined
 
   async function discover(): Promise<ReturnType<typeof createRemoteJWKSet>> {
     for (const url of metadataUrls(settings.issuer)) {
@@ -74,7 +79,7 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
     throw new Error(`no authorization server metadata at ${metadataUrls(settings.issuer).join(' or ')}`)
   }
 
-  function keySet(): Promise<ReturnType<typeof createRemoteJWKSet>> {
+  function keySet(): Promise<KeySet> {
     keys ??= discover().catch((error: unknown) => {
       keys = undefined
       throw new ToolError('unavailable', 'The token issuer could not be reached to check the access token.', {
@@ -124,10 +129,17 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
         admin: grant.admin,
         egress: undefined,
         oauth: { scopes },
+        ...toolLimitOf(claims.toolport_tools),
         ...(typeof workspace === 'string' && isValidIdentifier(workspace) ? { defaultWorkspace: workspace } : {}),
       }
     },
   }
+}
+
+/** `toolport_tools`: the tools of the key a built-in token was issued through; it only ever narrows. */
+function toolLimitOf(value: unknown): { toolLimit?: ReadonlySet<string> } {
+  if (!Array.isArray(value)) return {}
+  return { toolLimit: new Set(value.filter((entry): entry is string => typeof entry === 'string')) }
 }
 
 /** Why jose refused a token, in words safe to show (never the token). */

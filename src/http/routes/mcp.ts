@@ -1,5 +1,5 @@
 import type { OpenAPIHono } from '@hono/zod-openapi'
-import { assertToolAllowed, type Principal } from '../../auth/principal'
+import type { Principal } from '../../auth/principal'
 import { ToolError } from '../../core/errors'
 import { isLoopbackHost } from '../../core/loopback'
 import { assertCleanJson, readUtf8Body } from '../body'
@@ -77,8 +77,12 @@ async function assertTokenScope(deps: McpRouteDeps, principal: Principal, body: 
   if (!principal.oauth || typeof body !== 'object' || body === null || Array.isArray(body)) return
   const message = body as { method?: unknown; params?: { name?: unknown } }
   if (message.method !== 'tools/call' || typeof message.params?.name !== 'string') return
-  const entry = await deps.catalog.resolve(principal.tenant, message.params.name).catch(() => undefined)
-  if (entry) assertToolAllowed(principal, entry)
+  try {
+    await deps.caller.assertAllowed(principal, message.params.name)
+  } catch (error) {
+    // Only the missing scope is answered here; anything else (an unknown tool) is MCP's to answer.
+    if (error instanceof ToolError && error.details?.error === 'insufficient_scope') throw error
+  }
 }
 
 /**

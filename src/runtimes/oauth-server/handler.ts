@@ -1,0 +1,273 @@
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { JWK } from 'jose'
+import type { Authenticator } from '../../auth/authenticator'
+import type { ApiKey } from '../../auth/keys'
+import { scopesSupported } from '../../auth/oauth/scopes'
+import type { Principal } from '../../auth/principal'
+import type { Logger } from '../../core/logger'
+import type { ObjectStore } from '../../storage/store'
+import { consentPage, type Page, signInPage } from './pages'
+import { accountIdOf, createBuiltinProvider, tenantOfAccount } from './provider'
+
+export interface BuiltinOAuthServer {
+  issuer: string
+  /** The signing keys' public halves: toolport verifies its own tokens with them, without a request. */
+  publicKeys: JWK[]
+  /** Serves /oauth/… (a Node request: its path still starts with /oauth). */
+  handle(request: IncomingMessage, response: ServerResponse): Promise<void>
+}
+
+/** How much of a form body the sign-in and consent pages read. */
+const maxFormBytes = 16 * 1024
+
+async function readForm(request: IncomingMessage): Promise<URLSearchParams> {
+  const chunks: Buffer[] = []
+  let size = 0
+  for await (const chunk of request) {
+    size += (chunk as Buffer).length
+    if (size > maxFormBytes) throw new Error('form too large')
+    chunks.push(chunk as Buffer)
+  }
+  return new URLSearchParams(Buffer.concat(chunks).toString('utf8'))
+}
+
+function send(response: ServerResponse, status: number, page: Page): void {
+  response.writeHead(status, page.headers)
+  response.end(page.html)
+}
+
+/** The scopes a key may hand a client: never more than the key itself may do. */
+export function scopesAllowedFor(principal: Principal): string[] {
+  // A key limited to some tools may still give effect scopes: its tokens carry its tool list as well
+  // (toolport_tools), which caps them.
+  const allowed = scopesSupported.filter((scope) => scope.startsWith('tools:'))
+  if (principal.approver) allowed.push('approver')
+  if (principal.admin) allowed.push('admin')
+  return [...allowed, 'openid', 'offline_access']
+}
+
+/**
+ * The built-in authorization server as a Node request handler: oidc-provider for the protocol
+ * endpoints, toolport's own sign-in (with a toolport key) and consent pages for its interactions. Each
+ * page's form carries a CSRF token bound to the interaction (an HMAC of its uid), besides the
+ * interaction cookie oidc-provider checks; a wrong key shows the page again, never what was typed.
+ */
+export async function createBuiltinOAuthServer(options: {
+  publicUrl: string
+  storage: ObjectStore
+  cookieSecret: string
+  authenticator: Authenticator
+  /** The configured keys: a signed-in account is found again by its key's digest. */
+  keys: readonly ApiKey[]
+  accessTokenSeconds: number
+  refreshTokenSeconds: number
+  log: Logger
+}): Promise<BuiltinOAuthServer> {
+  /** The key an account signed in with, found again on any instance (the account id holds its digest). */
+  async function principalOf(accountId: string | undefined): Promise<Principal | undefined> {
+    const key = accountId
+      ? options.keys.find((candidate) => accountIdOf(candidate.tenant, candidate.key) === accountId)
+      : undefined
+    return key ? options.authenticator.authenticate(`Bearer ${key.key}`) : undefined
+  }
+  const { provider, issuer, publicKeys } = await createBuiltinProvider({
+    ...options,
+    toolLimitOf: async (accountId) => {
+      const tools = (await principalOf(accountId))?.tools
+      return tools ? [...tools] : undefined
+    },
+  })
+  const protocol = provider.callback()
+  const csrfOf = (uid: string) => createHmac('sha256', options.cookieSecret).update(`csrf:${uid}`).digest('base64url')
+  const csrfMatches = (uid: string, presented: string | null) => {
+    const expected = Buffer.from(csrfOf(uid))
+    const given = Buffer.from(presented ?? '')
+    return given.length === expected.length && timingSafeEqual(given, expected)
+  }
+
+  async function interaction(request: IncomingMessage, response: ServerResponse, path: string): Promise<void> {
+    const match = /^\/interaction\/([A-Za-z0-9_-]{1,128})(\/login|\/confirm)?$/.exec(path)
+    if (!match)
+      return send(response, 404, signInPage({ action: '', csrf: '', client: '', nonce: '', error: 'Not found.' }))
+    const uid = match[1] as string
+    const details = await provider.interactionDetails(request, response)
+    if (details.uid !== uid) throw new Error('interaction mismatch')
+    const client = await provider.Client.find(String(details.params.client_id))
+    const clientName = client?.clientName ?? String(details.params.client_id)
+    const nonce = randomBytes(16).toString('base64url')
+    const csrf = csrfOf(uid)
+    const action = (step: string) => `/oauth/interaction/${uid}/${step}`
+    if (request.method === 'GET') {
+      if (details.prompt.name === 'login') {
+        return send(response, 200, signInPage({ action: action('login'), csrf, client: clientName, nonce }))
+      }
+      return send(response, 200, await consentOf(details, clientName, nonce, csrf, action('confirm')))
+    }
+    if (request.method !== 'POST')
+      return send(response, 405, signInPage({ action: '', csrf: '', client: '', nonce, error: 'Method not allowed.' }))
+    const form = await readForm(request)
+    if (!csrfMatches(uid, form.get('csrf'))) {
+      return send(
+        response,
+        403,
+        signInPage({
+          action: action('login'),
+          csrf,
+          client: clientName,
+          nonce,
+          error: 'This form expired; sign in again.',
+        }),
+      )
+    }
+    if (match[2] === '/login') {
+      const key = form.get('key') ?? ''
+      let principal: Principal
+      try {
+        principal = await options.authenticator.authenticate(`Bearer ${key}`)
+        if (principal.oauth) throw new Error('a token is not a key')
+      } catch {
+        return send(
+          response,
+          401,
+          signInPage({ action: action('login'), csrf, client: clientName, nonce, error: 'That key is not valid.' }),
+        )
+      }
+      const accountId = accountIdOf(principal.tenant, key)
+      const to = await provider.interactionResult(
+        request,
+        response,
+        { login: { accountId } },
+        { mergeWithLastSubmission: false },
+      )
+      return redirect(response, to)
+    }
+    // Consent: the scopes ticked, within what was asked and what the key may give.
+    if (form.get('decision') !== 'allow') {
+      const to = await provider.interactionResult(request, response, {
+        error: 'access_denied',
+        error_description: 'the person denied the request',
+      })
+      return redirect(response, to)
+    }
+    const accountId = details.session?.accountId
+    const principal = await principalOf(accountId)
+    if (!accountId || !principal) {
+      const to = await provider.interactionResult(request, response, { error: 'login_required' })
+      return redirect(response, to)
+    }
+    const offered = new Set(offeredScopes(details, principal))
+    const chosen = form.getAll('scope').filter((scope) => offered.has(scope))
+    const grant = details.grantId
+      ? ((await provider.Grant.find(details.grantId)) ??
+        new provider.Grant({ accountId, clientId: String(details.params.client_id) }))
+      : new provider.Grant({ accountId, clientId: String(details.params.client_id) })
+    // toolport's scopes are scopes of the provider and of the resource alike: granted (or rejected) as both.
+    // What was asked and unticked, or that the key may not give, is rejected rather than left pending,
+    // so the client gets a token with less instead of this page again.
+    const rejected = [...askedScopes(details)].filter((scope) => !chosen.includes(scope))
+    const providerScopes = new Set(['openid', 'offline_access', ...scopesSupported])
+    const chosenOidc = chosen.filter((scope) => providerScopes.has(scope))
+    const rejectedOidc = rejected.filter((scope) => providerScopes.has(scope))
+    if (chosenOidc.length > 0) grant.addOIDCScope(chosenOidc.join(' '))
+    if (rejectedOidc.length > 0) grant.rejectOIDCScope(rejectedOidc.join(' '))
+    const resourceScopes = chosen.filter((scope) => scope !== 'openid' && scope !== 'offline_access')
+    const rejectedResourceScopes = rejected.filter((scope) => scope !== 'openid' && scope !== 'offline_access')
+    for (const resource of resourcesOf(details)) {
+      if (resourceScopes.length > 0) grant.addResourceScope(resource, resourceScopes.join(' '))
+      if (rejectedResourceScopes.length > 0) grant.rejectResourceScope(resource, rejectedResourceScopes.join(' '))
+    }
+    const grantId = await grant.save()
+    const to = await provider.interactionResult(
+      request,
+      response,
+      { consent: { grantId } },
+      { mergeWithLastSubmission: true },
+    )
+    return redirect(response, to)
+  }
+
+  async function consentOf(
+    details: Awaited<ReturnType<typeof provider.interactionDetails>>,
+    client: string,
+    nonce: string,
+    csrf: string,
+    action: string,
+  ): Promise<Page> {
+    const accountId = details.session?.accountId ?? ''
+    const principal = await principalOf(accountId)
+    return consentPage({
+      action,
+      csrf,
+      client,
+      tenant: tenantOfAccount(accountId),
+      scopes: principal ? offeredScopes(details, principal) : [],
+      nonce,
+    })
+  }
+
+  return {
+    issuer,
+    publicKeys,
+    async handle(request, response) {
+      const url = request.url ?? '/'
+      const path = url.slice('/oauth'.length).split('?')[0] || '/'
+      try {
+        if (path.startsWith('/interaction/')) return await interaction(request, response, path)
+        // oidc-provider routes relative to its mount path, as when mounted with Express.
+        Object.assign(request, { originalUrl: url, url: url.slice('/oauth'.length) || '/' })
+        await protocol(request, response)
+      } catch (error) {
+        options.log.warn('oauth request failed', { path, cause: String(error) })
+        if (!response.headersSent) {
+          send(
+            response,
+            400,
+            signInPage({
+              action: '',
+              csrf: '',
+              client: '',
+              nonce: '',
+              error: 'This sign-in expired or is not valid; start again from your client.',
+            }),
+          )
+        }
+      }
+    },
+  }
+}
+
+function redirect(response: ServerResponse, to: string): void {
+  response.writeHead(303, { location: to, 'cache-control': 'no-store' })
+  response.end()
+}
+
+type Details = { params: Record<string, unknown>; prompt: { details: Record<string, unknown> } }
+
+/** What the client asked for: its scope and the resource scopes still missing. */
+function askedScopes(details: Details): Set<string> {
+  const asked = new Set(
+    String(details.params.scope ?? '')
+      .split(' ')
+      .filter(Boolean),
+  )
+  const missing = details.prompt.details.missingResourceScopes as Record<string, string[]> | undefined
+  for (const scopes of Object.values(missing ?? {})) for (const scope of scopes) asked.add(scope)
+  return asked
+}
+
+/** What the client asked for, within what the key may give. */
+function offeredScopes(details: Details, principal: Principal): string[] {
+  const asked = askedScopes(details)
+  return scopesAllowedFor(principal).filter((scope) => asked.has(scope))
+}
+
+function resourcesOf(details: {
+  params: Record<string, unknown>
+  prompt: { details: Record<string, unknown> }
+}): string[] {
+  const missing = details.prompt.details.missingResourceScopes as Record<string, string[]> | undefined
+  const asked = details.params.resource
+  const list = Array.isArray(asked) ? asked.map(String) : asked ? [String(asked)] : []
+  return [...new Set([...Object.keys(missing ?? {}), ...list])]
+}
