@@ -1,13 +1,12 @@
 // A Node fleet on Redis: three instances (src/runtimes/node.ts under tsx) on one s3rver bucket and one
 // redis-server. Measures the storage requests an idle fleet makes per instance per minute (target 0: no
 // poll runs while nobody calls), and how long a source PUT takes to be served by the other instances.
-import { createServer, request as forward } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { type FleetInstance, startInstance } from '../test/support/fleet'
 import { startRedis } from '../test/support/redis'
 import { startS3rver } from '../test/support/s3rver'
 import { startSourceUpstreams } from '../test/support/source-upstreams'
 import { note, printRows, summarize } from './stats'
+import { startCountingProxy } from './support/counting-proxy'
 
 const idleMs = Number(process.env.BENCH_FLEET_IDLE_MS ?? 60_000)
 const changes = Number(process.env.BENCH_FLEET_CHANGES ?? 20)
@@ -15,27 +14,10 @@ const changes = Number(process.env.BENCH_FLEET_CHANGES ?? 20)
 const [redis, bucket, upstream] = await Promise.all([startRedis(), startS3rver(), startSourceUpstreams()])
 // Every instance reaches the bucket through this proxy, which counts what they ask.
 let requests = 0
-const target = new URL(bucket.endpoint)
-const proxy = createServer((incoming, outgoing) => {
+const proxy = await startCountingProxy(bucket.endpoint, () => {
   requests++
-  const relay = forward(
-    {
-      host: target.hostname,
-      port: target.port,
-      method: incoming.method,
-      path: incoming.url,
-      headers: incoming.headers,
-    },
-    (answer) => {
-      outgoing.writeHead(answer.statusCode ?? 502, answer.headers)
-      answer.pipe(outgoing)
-    },
-  )
-  relay.on('error', () => outgoing.destroy())
-  incoming.pipe(relay)
 })
-await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve))
-const viaProxy = { bucket: bucket.bucket, endpoint: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}` }
+const viaProxy = { bucket: bucket.bucket, endpoint: proxy.endpoint }
 const env = { TOOLPORT_REDIS_URL: redis.url, TOOLPORT_FETCH_ALLOW_HOSTS: `127.0.0.1:${upstream.port}` }
 const instances: FleetInstance[] = []
 try {

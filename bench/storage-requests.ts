@@ -2,37 +2,24 @@
 // each call makes (PUT, GET, HEAD, LIST, DELETE), for the file tools and a running job's heartbeat. The
 // targets are counts, not times: an overwriting write_file, apply_edit and delete_file at most 3,
 // read_file 1, a heartbeat at most 1 per interval.
-import { createServer, request as forward } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { createHeartbeats } from '../src/jobs/heartbeats'
 import { createJobStore } from '../src/jobs/job-store'
 import type { JobRecord } from '../src/jobs/types'
 import { s3StorageFor, startS3rver } from '../test/support/s3rver'
 import { startTestServer } from '../test/support/server'
 import { note, printRows } from './stats'
+import { startCountingProxy } from './support/counting-proxy'
 
 type Kind = 'PUT' | 'GET' | 'HEAD' | 'LIST' | 'DELETE' | 'POST'
 
 const bucket = await startS3rver()
 const counts = new Map<Kind, number>()
-const upstream = new URL(bucket.endpoint)
-const proxy = createServer((incoming, outgoing) => {
+const proxy = await startCountingProxy(bucket.endpoint, (incoming) => {
   const url = incoming.url ?? ''
   const kind = (incoming.method === 'GET' && /[?&]list-type=/.test(url) ? 'LIST' : (incoming.method ?? 'GET')) as Kind
   counts.set(kind, (counts.get(kind) ?? 0) + 1)
-  const relay = forward(
-    { host: upstream.hostname, port: upstream.port, method: incoming.method, path: url, headers: incoming.headers },
-    (answer) => {
-      outgoing.writeHead(answer.statusCode ?? 502, answer.headers)
-      answer.pipe(outgoing)
-    },
-  )
-  relay.on('error', () => outgoing.destroy())
-  incoming.pipe(relay)
 })
-await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve))
-const endpoint = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`
-const storage = s3StorageFor({ bucket: bucket.bucket, endpoint })
+const storage = s3StorageFor({ bucket: bucket.bucket, endpoint: proxy.endpoint })
 const server = await startTestServer({}, { storage, checkResponses: false })
 
 const total = () => [...counts.values()].reduce((sum, value) => sum + value, 0)
