@@ -98,6 +98,11 @@ export async function createBuiltinOAuthServer(options: {
     const nonce = randomBytes(16).toString('base64url')
     const csrf = csrfOf(uid)
     const action = (step: string) => `/oauth/interaction/${uid}/${step}`
+    /** Ends the interaction with its result: oidc-provider answers where the browser goes next. */
+    const finish = async (
+      result: Parameters<typeof provider.interactionResult>[2],
+      options?: Parameters<typeof provider.interactionResult>[3],
+    ) => redirect(response, await provider.interactionResult(request, response, result, options))
     if (request.method === 'GET') {
       if (details.prompt.name === 'login') {
         return send(response, 200, signInPage({ action: action('login'), csrf, client: clientName, nonce }))
@@ -133,35 +138,20 @@ export async function createBuiltinOAuthServer(options: {
           signInPage({ action: action('login'), csrf, client: clientName, nonce, error: 'That key is not valid.' }),
         )
       }
-      const accountId = accountIdOf(principal.tenant, key)
-      const to = await provider.interactionResult(
-        request,
-        response,
-        { login: { accountId } },
-        { mergeWithLastSubmission: false },
-      )
-      return redirect(response, to)
+      return finish({ login: { accountId: accountIdOf(principal.tenant, key) } }, { mergeWithLastSubmission: false })
     }
     // Consent: the scopes ticked, within what was asked and what the key may give.
     if (form.get('decision') !== 'allow') {
-      const to = await provider.interactionResult(request, response, {
-        error: 'access_denied',
-        error_description: 'the person denied the request',
-      })
-      return redirect(response, to)
+      return finish({ error: 'access_denied', error_description: 'the person denied the request' })
     }
     const accountId = details.session?.accountId
     const principal = await principalOf(accountId)
-    if (!accountId || !principal) {
-      const to = await provider.interactionResult(request, response, { error: 'login_required' })
-      return redirect(response, to)
-    }
+    if (!accountId || !principal) return finish({ error: 'login_required' })
     const offered = new Set(offeredScopes(details, principal))
     const chosen = form.getAll('scope').filter((scope) => offered.has(scope))
-    const grant = details.grantId
-      ? ((await provider.Grant.find(details.grantId)) ??
-        new provider.Grant({ accountId, clientId: String(details.params.client_id) }))
-      : new provider.Grant({ accountId, clientId: String(details.params.client_id) })
+    const grant =
+      (details.grantId ? await provider.Grant.find(details.grantId) : undefined) ??
+      new provider.Grant({ accountId, clientId: String(details.params.client_id) })
     // toolport's scopes are scopes of the provider and of the resource alike: granted (or rejected) as both.
     // What was asked and unticked, or that the key may not give, is rejected rather than left pending,
     // so the client gets a token with less instead of this page again.
@@ -177,14 +167,7 @@ export async function createBuiltinOAuthServer(options: {
       if (resourceScopes.length > 0) grant.addResourceScope(resource, resourceScopes.join(' '))
       if (rejectedResourceScopes.length > 0) grant.rejectResourceScope(resource, rejectedResourceScopes.join(' '))
     }
-    const grantId = await grant.save()
-    const to = await provider.interactionResult(
-      request,
-      response,
-      { consent: { grantId } },
-      { mergeWithLastSubmission: true },
-    )
-    return redirect(response, to)
+    return finish({ consent: { grantId: await grant.save() } }, { mergeWithLastSubmission: true })
   }
 
   async function consentOf(
