@@ -14,9 +14,10 @@ export const oauthSettings = defineSettings({
         "The issuer whose access tokens are accepted (its `iss`); its metadata is read from `/.well-known/oauth-authorization-server` or `/.well-known/openid-configuration` under it. `builtin`: the built-in authorization server at `TOOLPORT_PUBLIC_URL/oauth` (Node), where people sign in with their toolport key. Needs `TOOLPORT_PUBLIC_URL`, which is this resource's identifier (tokens must carry it in `aud`). Unset: keys only.",
     }),
     TOOLPORT_OAUTH_ACCESS_TOKEN_SECONDS: variable({
-      schema: positiveInteger.min(60).max(86_400),
+      schema: positiveInteger.min(10).max(86_400),
       default: '3600',
-      description: 'Built-in server: life of an access token; clients refresh it after that.',
+      description:
+        'Built-in server: life of an access token; clients refresh it after that. Short lives (the least is 10 s) make a revoked grant or a removed key take effect sooner, at the cost of more refreshes.',
     }),
     TOOLPORT_OAUTH_REFRESH_TOKEN_SECONDS: variable({
       schema: positiveInteger.min(300).max(31_536_000),
