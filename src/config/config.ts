@@ -1,5 +1,6 @@
 import { approvalSettings } from '../approvals/settings'
 import type { ApiKey } from '../auth/keys'
+import { type OAuthServerSettings, oauthServerSettings } from '../auth/oauth/server-settings'
 import { oauthSettings } from '../auth/oauth/settings'
 import { authSettings } from '../auth/settings'
 import { browserSessionSettings } from '../browser/session/settings'
@@ -38,6 +39,7 @@ export const settingsDeclarations = {
   process: processSettings,
   auth: authSettings,
   oauth: oauthSettings,
+  oauthServer: oauthServerSettings,
   sources: sourceSettings,
   calls: callSettings,
   storage: storageSettings,
@@ -97,13 +99,16 @@ export function loadConfig(env: Environment, options: LoadConfigOptions): Config
       'TOOLPORT_OAUTH_ISSUER needs TOOLPORT_PUBLIC_URL: it is the resource identifier access tokens must be issued for (their aud), and where clients find the resource metadata.',
     )
   }
-  if (slices.oauth.issuer === 'builtin' && runtime !== 'node') {
+  if (slices.oauth.issuer === 'builtin' && runtime === 'workers') {
     throw new ConfigError(
-      `TOOLPORT_OAUTH_ISSUER=builtin runs on Node only for now (this is ${runtime}): point it at an external issuer instead (docs/auth.md).`,
+      'TOOLPORT_OAUTH_ISSUER=builtin runs on Node and Lambda (this is workers): point it at an external issuer instead (docs/auth.md).',
     )
   }
-  if (slices.oauth.issuer === 'builtin' && apiKeys.length === 0) {
-    throw new ConfigError('TOOLPORT_OAUTH_ISSUER=builtin needs API keys: people sign in with their toolport key.')
+  checkOAuthServer(slices.oauthServer, slices.oauth.issuer)
+  if (slices.oauth.issuer === 'builtin' && apiKeys.length === 0 && !slices.oauthServer.upstream) {
+    throw new ConfigError(
+      'TOOLPORT_OAUTH_ISSUER=builtin needs API keys or TOOLPORT_OAUTH_UPSTREAM_ISSUER: people sign in with their toolport key or through that provider.',
+    )
   }
   if (apiKeys.length === 0 && !slices.oauth.issuer && !isLoopbackHost(slices.http.host)) {
     throw new ConfigError(
@@ -111,6 +116,36 @@ export function loadConfig(env: Environment, options: LoadConfigOptions): Config
     )
   }
   return { ...slices, runtime, apiKeys }
+}
+
+/** The built-in server's settings only mean something with it, and an upstream provider needs its whole set. */
+function checkOAuthServer(server: OAuthServerSettings, issuer: string | undefined): void {
+  const builtinOnly =
+    server.clients.length > 0
+      ? 'TOOLPORT_OAUTH_CLIENTS'
+      : server.upstream
+        ? 'TOOLPORT_OAUTH_UPSTREAM_ISSUER'
+        : undefined
+  if (builtinOnly && issuer !== 'builtin') {
+    throw new ConfigError(
+      `${builtinOnly} configures the built-in authorization server: it needs TOOLPORT_OAUTH_ISSUER=builtin.`,
+    )
+  }
+  const ids = server.clients.map((client) => client.client_id)
+  if (new Set(ids).size !== ids.length)
+    throw new ConfigError('TOOLPORT_OAUTH_CLIENTS: the same client_id is listed twice')
+  const upstream = server.upstream
+  if (!upstream) return
+  if (!upstream.clientId || !upstream.clientSecret) {
+    throw new ConfigError(
+      'TOOLPORT_OAUTH_UPSTREAM_ISSUER needs TOOLPORT_OAUTH_UPSTREAM_CLIENT_ID and TOOLPORT_OAUTH_UPSTREAM_CLIENT_SECRET: register toolport at the provider with the redirect URI TOOLPORT_PUBLIC_URL/oauth/upstream/callback.',
+    )
+  }
+  if (!upstream.tenant && !upstream.tenantClaim) {
+    throw new ConfigError(
+      'TOOLPORT_OAUTH_UPSTREAM_ISSUER needs TOOLPORT_OAUTH_UPSTREAM_TENANT or TOOLPORT_OAUTH_UPSTREAM_TENANT_CLAIM: the tenant of the people who sign in there.',
+    )
+  }
 }
 
 /** A key may only narrow the server's egress, and the proxy must be the containers' only way out. */

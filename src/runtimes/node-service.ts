@@ -98,7 +98,7 @@ export async function startNodeService(
   // oidc-provider loads only with the built-in server configured.
   const oauthServer =
     config.oauth.issuer === 'builtin'
-      ? await (await import('./oauth-server/mount')).nodeOAuthServer(config, storage, log)
+      ? await (await import('./oauth-server/mount')).nodeOAuthServer(config, storage, log, fleet)
       : undefined
   const { app, sources, caller } = createApp({
     config,

@@ -2,7 +2,7 @@ import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createCookieWalker, formAction, MemoryOAuthClient } from '../support/oauth-client'
+import { createCookieWalker, formAction, hiddenField, MemoryOAuthClient, signInWithKey } from '../support/oauth-client'
 import { freePort } from '../support/ports'
 import { startTestServer, type TestServer } from '../support/server'
 
@@ -40,47 +40,6 @@ afterAll(async () => {
   await server?.stop()
 })
 
-interface Page {
-  done: boolean
-  url: URL
-  html?: string
-}
-
-const hidden = (html: string, name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(html)?.[1] ?? ''
-
-/** A person at toolport's pages: signs in with `key`, then allows the scopes `keep` picks of those offered. */
-async function signIn(
-  authorizationUrl: URL,
-  key: string,
-  keep: (offered: string[]) => string[] = (offered) => offered,
-): Promise<{ code: string; offered: string[]; pages: Array<{ url: URL; html: string; headers: Headers }> }> {
-  const browser = createCookieWalker()
-  const pages: Array<{ url: URL; html: string; headers: Headers }> = []
-  let offered: string[] = []
-  let page = (await browser.follow(authorizationUrl, callback)) as Page
-  for (let step = 0; step < 4 && !page.done; step++) {
-    const html = page.html ?? ''
-    const action = formAction({ url: page.url, html })
-    pages.push({ url: page.url, html, headers: new Headers() })
-    if (html.includes('name="key"')) {
-      page = (await browser.follow(action, callback, {
-        method: 'POST',
-        form: { csrf: hidden(html, 'csrf'), key },
-      })) as Page
-    } else {
-      offered = [...html.matchAll(/name="scope" value="([^"]+)"/g)].map((match) => match[1] as string)
-      const form = new URLSearchParams({ csrf: hidden(html, 'csrf'), decision: 'allow' })
-      for (const scope of keep(offered)) form.append('scope', scope)
-      page = (await browser.follow(action, callback, { method: 'POST', form })) as Page
-    }
-  }
-  if (!page.done)
-    throw new Error(
-      `no code at ${page.url.href}: ${page.html?.slice(page.html.indexOf('<main>'), page.html.indexOf('<main>') + 600)}`,
-    )
-  return { code: page.url.searchParams.get('code') ?? '', offered, pages }
-}
-
 describe('the built-in authorization server', () => {
   it('takes the MCP SDK client through discovery, registration, sign-in with a key, consent and a tool call', async () => {
     const oauth = new MemoryOAuthClient(callback)
@@ -92,7 +51,7 @@ describe('the built-in authorization server', () => {
     ).rejects.toThrow(UnauthorizedError)
     const authorizationUrl = oauth.authorizationUrl as URL
     expect(authorizationUrl.href.startsWith(`${publicUrl}/oauth/`)).toBe(true)
-    const { code, offered } = await signIn(authorizationUrl, fullKey, () => ['tools:write'])
+    const { code, offered } = await signInWithKey(authorizationUrl, fullKey, callback, () => ['tools:write'])
     expect(offered).toEqual(expect.arrayContaining(['tools:read', 'tools:write']))
     const transport = new StreamableHTTPClientTransport(url, { authProvider: oauth })
     await transport.finishAuth(code)
@@ -180,7 +139,7 @@ async function manualClient(scope = 'tools:read offline_access') {
 describe('the built-in server under abuse', () => {
   it('rotates refresh tokens, revokes the grant when an old one is reused, and honours revocation', async () => {
     const client = await manualClient()
-    const { code } = await signIn(client.authorize(), fullKey)
+    const { code } = await signInWithKey(client.authorize(), fullKey, callback)
     const first = await client.exchange(code)
     expect(first.status).toBe(200)
     expect(first.body.refresh_token).toBeTruthy()
@@ -209,7 +168,7 @@ describe('the built-in server under abuse', () => {
     expect(after).toMatchObject({ status: 400, body: { error: 'invalid_grant' } })
 
     // Revocation (RFC 7009) of a fresh grant's refresh token.
-    const second = await client.exchange((await signIn(client.authorize(), fullKey)).code)
+    const second = await client.exchange((await signInWithKey(client.authorize(), fullKey, callback)).code)
     const revoked = await fetch(client.meta.revocation_endpoint, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -226,15 +185,18 @@ describe('the built-in server under abuse', () => {
   it('takes a code once, only with its PKCE verifier, and only for the client it was issued to', async () => {
     const client = await manualClient()
     const other = await manualClient()
-    const wrongVerifier = await client.exchange((await signIn(client.authorize(), fullKey)).code, 'x'.repeat(43))
+    const wrongVerifier = await client.exchange(
+      (await signInWithKey(client.authorize(), fullKey, callback)).code,
+      'x'.repeat(43),
+    )
     expect(wrongVerifier).toMatchObject({ status: 400, body: { error: 'invalid_grant' } })
     const missingVerifier = await client.token({
       grant_type: 'authorization_code',
-      code: (await signIn(client.authorize(), fullKey)).code,
+      code: (await signInWithKey(client.authorize(), fullKey, callback)).code,
       redirect_uri: callback,
     })
     expect(missingVerifier.status).toBe(400)
-    const { code } = await signIn(client.authorize(), fullKey)
+    const { code } = await signInWithKey(client.authorize(), fullKey, callback)
     // Another client presenting it: refused.
     expect((await other.exchange(code, client.verifier)).status).toBe(400)
     const used = await client.exchange(code)
@@ -282,7 +244,7 @@ describe('the built-in server under abuse', () => {
     const action = formAction({ url: page.url, html })
     const wrong = await browser.request(action, {
       method: 'POST',
-      form: { csrf: hidden(html, 'csrf'), key: 'not-a-key-0123456789' },
+      form: { csrf: hiddenField(html, 'csrf'), key: 'not-a-key-0123456789' },
     })
     expect(wrong.response.status).toBe(401)
     const body = await wrong.response.text()
@@ -292,7 +254,7 @@ describe('the built-in server under abuse', () => {
     expect(forged.response.status).toBe(403)
     await forged.response.arrayBuffer()
     // The reader key may call read_file only: its token carries that cap whatever scopes it was given.
-    const { offered, code } = await signIn(client.authorize(), readerKey)
+    const { offered, code } = await signInWithKey(client.authorize(), readerKey, callback)
     expect(offered).toEqual(['tools:read', 'tools:write'])
     const token = await client.exchange(code)
     expect(token.body, JSON.stringify(token.body)).toMatchObject({ scope: 'tools:read tools:write' })
@@ -303,7 +265,9 @@ describe('the built-in server under abuse', () => {
     expect(write.status).toBe(403)
     expect(write.body.error).toBeUndefined()
     // The full key, consent narrowed to reading: writing asks for the scope (step-up).
-    const narrowed = await client.exchange((await signIn(client.authorize(), fullKey, () => ['tools:read'])).code)
+    const narrowed = await client.exchange(
+      (await signInWithKey(client.authorize(), fullKey, callback, () => ['tools:read'])).code,
+    )
     const stepUp = await server.call(
       'write_file',
       { path: 'no.txt', content: 'x' },

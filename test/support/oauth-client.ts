@@ -125,3 +125,54 @@ export function formAction(page: { url: URL; html: string }): URL {
   if (!action) throw new Error(`no form on ${page.url.href}: ${page.html.slice(0, 300)}`)
   return new URL(action.replace(/&amp;/g, '&'), page.url)
 }
+
+/** The value of a hidden form field of a page. */
+export const hiddenField = (html: string, name: string) =>
+  new RegExp(`name="${name}" value="([^"]*)"`).exec(html)?.[1] ?? ''
+
+type Walk = { done: boolean; url: URL; html?: string }
+
+/**
+ * A person at toolport's pages, through `browser` (a fresh cookie walker by default): signs in with
+ * `key`, then allows the scopes `keep` picks of those offered, until the redirect to `callback`.
+ */
+export async function signInWithKey(
+  authorizationUrl: URL,
+  key: string,
+  callback: string,
+  keep: (offered: string[]) => string[] = (offered) => offered,
+  browser = createCookieWalker(),
+): Promise<{ code: string; state: string | null; offered: string[]; pages: Array<{ url: URL; html: string }> }> {
+  const pages: Array<{ url: URL; html: string }> = []
+  let offered: string[] = []
+  let page: Walk = await browser.follow(authorizationUrl, callback)
+  for (let step = 0; step < 4 && !page.done; step++) {
+    const html = page.html ?? ''
+    const action = formAction({ url: page.url, html })
+    pages.push({ url: page.url, html })
+    if (html.includes('name="key"')) {
+      page = await browser.follow(action, callback, { method: 'POST', form: { csrf: hiddenField(html, 'csrf'), key } })
+    } else {
+      offered = [...html.matchAll(/name="scope" value="([^"]+)"/g)].map((match) => match[1] as string)
+      page = await allowScopes(browser, page.url, html, keep(offered), callback)
+    }
+  }
+  if (!page.done) {
+    const start = page.html?.indexOf('<main>') ?? 0
+    throw new Error(`no code at ${page.url.href}: ${page.html?.slice(start, start + 600)}`)
+  }
+  return { code: page.url.searchParams.get('code') ?? '', state: page.url.searchParams.get('state'), offered, pages }
+}
+
+/** Submits a consent page allowing `scopes`. */
+export function allowScopes(
+  browser: ReturnType<typeof createCookieWalker>,
+  url: URL,
+  html: string,
+  scopes: readonly string[],
+  callback: string,
+): Promise<Walk> {
+  const form = new URLSearchParams({ csrf: hiddenField(html, 'csrf'), decision: 'allow' })
+  for (const scope of scopes) form.append('scope', scope)
+  return browser.follow(formAction({ url, html }), callback, { method: 'POST', form })
+}

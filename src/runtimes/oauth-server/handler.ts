@@ -4,11 +4,16 @@ import type { JWK } from 'jose'
 import type { Authenticator } from '../../auth/authenticator'
 import type { ApiKey } from '../../auth/keys'
 import { scopesSupported } from '../../auth/oauth/scopes'
+import type { StaticClient } from '../../auth/oauth/server-settings'
 import type { Principal } from '../../auth/principal'
 import type { Logger } from '../../core/logger'
+import type { RateLimit } from '../../core/rate-limit'
+import type { RateLimiter } from '../../http/middleware/rate-limit'
+import type { HttpClient } from '../../net/http'
 import type { ObjectStore } from '../../storage/store'
-import { consentPage, type Page, signInPage } from './pages'
+import { consentPage, errorPage, type Page, signInPage } from './pages'
 import { accountIdOf, createBuiltinProvider, tenantOfAccount } from './provider'
+import { isUpstreamAccount, UpstreamRefused, type UpstreamSignIn, upstreamCallbackPath } from './upstream'
 
 export interface BuiltinOAuthServer {
   issuer: string
@@ -37,6 +42,12 @@ function send(response: ServerResponse, status: number, page: Page): void {
   response.end(page.html)
 }
 
+/** What an account may hand a client: scopes, and the tools its tokens are capped to (undefined: every tool). */
+interface Rights {
+  scopes: string[]
+  tools: readonly string[] | undefined
+}
+
 /** The scopes a key may hand a client: never more than the key itself may do. */
 export function scopesAllowedFor(principal: Principal): string[] {
   // A key limited to some tools may still give effect scopes: its tokens carry its tool list as well
@@ -62,22 +73,40 @@ export async function createBuiltinOAuthServer(options: {
   keys: readonly ApiKey[]
   accessTokenSeconds: number
   refreshTokenSeconds: number
+  /** Operator-registered clients (TOOLPORT_OAUTH_CLIENTS). */
+  clients: readonly StaticClient[]
+  clientMetadataDocuments: boolean
+  /** The outbound client (address rules) that fetches client metadata documents. */
+  http: HttpClient
+  /** Sign-in through the operator's OpenID Connect provider, when configured. */
+  upstream?: { signIn: UpstreamSignIn; scopes: readonly string[] }
+  /** Token and registration requests per client address (TOOLPORT_OAUTH_RATE_LIMIT). */
+  rateLimit: { limit: RateLimit; limiter: RateLimiter }
   log: Logger
 }): Promise<BuiltinOAuthServer> {
-  /** The key an account signed in with, found again on any instance (the account id holds its digest). */
-  async function principalOf(accountId: string | undefined): Promise<Principal | undefined> {
-    const key = accountId
-      ? options.keys.find((candidate) => accountIdOf(candidate.tenant, candidate.key) === accountId)
-      : undefined
-    return key ? options.authenticator.authenticate(`Bearer ${key.key}`) : undefined
+  /**
+   * What an account may give, found again on any instance: a key account by its key's digest (a key
+   * removed since gives nothing), an upstream account by the operator's upstream scopes.
+   */
+  async function rightsOf(accountId: string | undefined): Promise<Rights | undefined> {
+    if (!accountId) return undefined
+    if (isUpstreamAccount(accountId)) {
+      return options.upstream
+        ? { scopes: [...options.upstream.scopes, 'openid', 'offline_access'], tools: undefined }
+        : undefined
+    }
+    const key = options.keys.find((candidate) => accountIdOf(candidate.tenant, candidate.key) === accountId)
+    if (!key) return undefined
+    const principal = await options.authenticator.authenticate(`Bearer ${key.key}`)
+    return { scopes: scopesAllowedFor(principal), tools: principal.tools ? [...principal.tools] : undefined }
   }
   const { provider, issuer, publicKeys } = await createBuiltinProvider({
     ...options,
-    toolLimitOf: async (accountId) => {
-      const tools = (await principalOf(accountId))?.tools
-      return tools ? [...tools] : undefined
-    },
+    toolLimitOf: async (accountId) => (await rightsOf(accountId))?.tools,
   })
+  const keyForm = options.keys.length > 0
+  const upstreamLink = (uid: string) =>
+    options.upstream ? { name: options.upstream.signIn.name, href: `/oauth/interaction/${uid}/upstream` } : undefined
   const protocol = provider.callback()
   const csrfOf = (uid: string) => createHmac('sha256', options.cookieSecret).update(`csrf:${uid}`).digest('base64url')
   const csrfMatches = (uid: string, presented: string | null) => {
@@ -87,7 +116,7 @@ export async function createBuiltinOAuthServer(options: {
   }
 
   async function interaction(request: IncomingMessage, response: ServerResponse, path: string): Promise<void> {
-    const match = /^\/interaction\/([A-Za-z0-9_-]{1,128})(\/login|\/confirm)?$/.exec(path)
+    const match = /^\/interaction\/([A-Za-z0-9_-]{1,128})(\/login|\/confirm|\/upstream)?$/.exec(path)
     if (!match)
       return send(response, 404, signInPage({ action: '', csrf: '', client: '', nonce: '', error: 'Not found.' }))
     const uid = match[1] as string
@@ -103,40 +132,40 @@ export async function createBuiltinOAuthServer(options: {
       result: Parameters<typeof provider.interactionResult>[2],
       options?: Parameters<typeof provider.interactionResult>[3],
     ) => redirect(response, await provider.interactionResult(request, response, result, options))
+    const signIn = (error?: string) =>
+      signInPage({
+        action: action('login'),
+        csrf,
+        client: clientName,
+        nonce,
+        keyForm,
+        ...(upstreamLink(uid) ? { upstream: upstreamLink(uid) } : {}),
+        ...(error ? { error } : {}),
+      })
+    if (request.method === 'GET' && match[2] === '/upstream') {
+      if (!options.upstream || details.prompt.name !== 'login') return send(response, 404, signIn('Not found.'))
+      const { location, cookie } = await options.upstream.signIn.start(uid)
+      response.writeHead(303, { location, 'set-cookie': cookie, 'cache-control': 'no-store' })
+      response.end()
+      return
+    }
     if (request.method === 'GET') {
-      if (details.prompt.name === 'login') {
-        return send(response, 200, signInPage({ action: action('login'), csrf, client: clientName, nonce }))
-      }
+      if (details.prompt.name === 'login') return send(response, 200, signIn())
       return send(response, 200, await consentOf(details, clientName, nonce, csrf, action('confirm')))
     }
     if (request.method !== 'POST')
       return send(response, 405, signInPage({ action: '', csrf: '', client: '', nonce, error: 'Method not allowed.' }))
     const form = await readForm(request)
-    if (!csrfMatches(uid, form.get('csrf'))) {
-      return send(
-        response,
-        403,
-        signInPage({
-          action: action('login'),
-          csrf,
-          client: clientName,
-          nonce,
-          error: 'This form expired; sign in again.',
-        }),
-      )
-    }
+    if (!csrfMatches(uid, form.get('csrf'))) return send(response, 403, signIn('This form expired; sign in again.'))
     if (match[2] === '/login') {
+      if (!keyForm) return send(response, 404, signIn('Not found.'))
       const key = form.get('key') ?? ''
       let principal: Principal
       try {
         principal = await options.authenticator.authenticate(`Bearer ${key}`)
         if (principal.oauth) throw new Error('a token is not a key')
       } catch {
-        return send(
-          response,
-          401,
-          signInPage({ action: action('login'), csrf, client: clientName, nonce, error: 'That key is not valid.' }),
-        )
+        return send(response, 401, signIn('That key is not valid.'))
       }
       return finish({ login: { accountId: accountIdOf(principal.tenant, key) } }, { mergeWithLastSubmission: false })
     }
@@ -145,9 +174,9 @@ export async function createBuiltinOAuthServer(options: {
       return finish({ error: 'access_denied', error_description: 'the person denied the request' })
     }
     const accountId = details.session?.accountId
-    const principal = await principalOf(accountId)
-    if (!accountId || !principal) return finish({ error: 'login_required' })
-    const offered = new Set(offeredScopes(details, principal))
+    const rights = await rightsOf(accountId)
+    if (!accountId || !rights) return finish({ error: 'login_required' })
+    const offered = new Set(offeredScopes(details, rights))
     const chosen = form.getAll('scope').filter((scope) => offered.has(scope))
     const grant =
       (details.grantId ? await provider.Grant.find(details.grantId) : undefined) ??
@@ -178,15 +207,59 @@ export async function createBuiltinOAuthServer(options: {
     action: string,
   ): Promise<Page> {
     const accountId = details.session?.accountId ?? ''
-    const principal = await principalOf(accountId)
+    const rights = await rightsOf(accountId)
     return consentPage({
       action,
       csrf,
       client,
       tenant: tenantOfAccount(accountId),
-      scopes: principal ? offeredScopes(details, principal) : [],
+      scopes: rights ? offeredScopes(details, rights) : [],
       nonce,
     })
+  }
+
+  /** The token and registration endpoints per client address: 429 past TOOLPORT_OAUTH_RATE_LIMIT. */
+  async function admitted(request: IncomingMessage, response: ServerResponse): Promise<boolean> {
+    const { limit, limiter } = options.rateLimit
+    const decision = await limiter.consume(`oauth:${request.socket.remoteAddress ?? 'unknown'}`)
+    if (decision.allowed) return true
+    response.writeHead(429, {
+      'content-type': 'application/json',
+      'cache-control': 'no-store',
+      'retry-after': String(decision.retryAfterSeconds),
+      'ratelimit-policy': `${limit.count};w=${limit.windowSeconds}`,
+    })
+    response.end(
+      JSON.stringify({
+        error: 'rate_limited',
+        error_description: `at most ${limit.count} requests per ${limit.windowSeconds} s from one address; retry after ${decision.retryAfterSeconds} s`,
+      }),
+    )
+    return false
+  }
+
+  /** The upstream provider's redirect back: the account it signed in ends the login step of its interaction. */
+  async function upstreamReturn(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    if (!options.upstream || request.method !== 'GET') return send(response, 404, errorPage('not_found', ''))
+    const headers = { 'set-cookie': options.upstream.signIn.clearCookie }
+    let signedIn: { uid: string; accountId: string }
+    try {
+      signedIn = await options.upstream.signIn.finish(request)
+    } catch (error) {
+      if (!(error instanceof UpstreamRefused)) throw error
+      const page = errorPage('access_denied', error.message)
+      response.writeHead(403, { ...page.headers, ...headers })
+      response.end(page.html)
+      return
+    }
+    // The interaction cookie is scoped to the interaction's own path, which a fixed redirect URI cannot
+    // carry: the signed binding cookie proved this browser started this interaction instead.
+    const found = await provider.Interaction.find(signedIn.uid)
+    if (!found) return send(response, 400, errorPage('expired', 'this sign-in expired; start again from your client'))
+    found.result = { login: { accountId: signedIn.accountId } }
+    await found.save(found.exp - Math.floor(Date.now() / 1000))
+    response.writeHead(303, { location: found.returnTo, 'cache-control': 'no-store', ...headers })
+    response.end()
   }
 
   return {
@@ -196,6 +269,9 @@ export async function createBuiltinOAuthServer(options: {
       const url = request.url ?? '/'
       const path = url.slice('/oauth'.length).split('?')[0] || '/'
       try {
+        if (request.method === 'POST' && (path === '/token' || path === '/reg') && !(await admitted(request, response)))
+          return
+        if (path === upstreamCallbackPath.slice('/oauth'.length)) return await upstreamReturn(request, response)
         if (path.startsWith('/interaction/')) return await interaction(request, response, path)
         // oidc-provider routes relative to its mount path, as when mounted with Express.
         Object.assign(request, { originalUrl: url, url: url.slice('/oauth'.length) || '/' })
@@ -239,10 +315,10 @@ function askedScopes(details: Details): Set<string> {
   return asked
 }
 
-/** What the client asked for, within what the key may give. */
-function offeredScopes(details: Details, principal: Principal): string[] {
+/** What the client asked for, within what the account may give. */
+function offeredScopes(details: Details, rights: Rights): string[] {
   const asked = askedScopes(details)
-  return scopesAllowedFor(principal).filter((scope) => asked.has(scope))
+  return rights.scopes.filter((scope) => asked.has(scope))
 }
 
 function resourcesOf(details: {

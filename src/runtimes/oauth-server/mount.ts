@@ -1,12 +1,48 @@
 import { randomBytes } from 'node:crypto'
 import type { HttpBindings } from '@hono/node-server'
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response'
-import type { OAuthServerMount } from '../../app'
+import type { Fleet, OAuthServerMount } from '../../app'
 import { createAuthenticator } from '../../auth/authenticator'
 import type { Config } from '../../config/config'
 import type { Logger } from '../../core/logger'
+import { createTokenBuckets } from '../../http/middleware/rate-limit'
+import { createNodeHttpClient } from '../../net/node-http'
 import type { ObjectStore } from '../../storage/store'
-import { createBuiltinOAuthServer } from './handler'
+import { type BuiltinOAuthServer, createBuiltinOAuthServer } from './handler'
+import { createUpstreamSignIn } from './upstream'
+
+/** The built-in server from the configuration, for any Node-based runtime (Node, Lambda). */
+export async function builtinOAuthServer(
+  config: Config,
+  storage: ObjectStore,
+  log: Logger,
+  fleet?: Pick<Fleet, 'rateLimiter'>,
+): Promise<BuiltinOAuthServer | undefined> {
+  const publicUrl = config.http.configuredPublicUrl
+  if (config.oauth.issuer !== 'builtin' || !publicUrl) return undefined
+  if (!config.downloads.signingSecret) {
+    log.warn('TOOLPORT_SIGNING_SECRET is not set: sign-ins in progress break when this process restarts')
+  }
+  const cookieSecret = config.downloads.signingSecret ?? randomBytes(32).toString('base64url')
+  const { upstream, rateLimit } = config.oauthServer
+  return createBuiltinOAuthServer({
+    publicUrl,
+    storage,
+    cookieSecret,
+    authenticator: createAuthenticator(config.apiKeys),
+    keys: config.apiKeys,
+    accessTokenSeconds: config.oauth.accessTokenSeconds,
+    refreshTokenSeconds: config.oauth.refreshTokenSeconds,
+    clients: config.oauthServer.clients,
+    clientMetadataDocuments: config.oauthServer.clientMetadataDocuments,
+    http: createNodeHttpClient({ policy: { allowHosts: config.net.allowHosts } }),
+    ...(upstream
+      ? { upstream: { signIn: createUpstreamSignIn(upstream, publicUrl, cookieSecret), scopes: upstream.scopes } }
+      : {}),
+    rateLimit: { limit: rateLimit, limiter: fleet?.rateLimiter(rateLimit) ?? createTokenBuckets(rateLimit) },
+    log,
+  })
+}
 
 /**
  * The built-in authorization server for the Node runtime (TOOLPORT_OAUTH_ISSUER=builtin), mounted at
@@ -17,22 +53,10 @@ export async function nodeOAuthServer(
   config: Config,
   storage: ObjectStore,
   log: Logger,
+  fleet?: Pick<Fleet, 'rateLimiter'>,
 ): Promise<OAuthServerMount | undefined> {
-  const publicUrl = config.http.configuredPublicUrl
-  if (config.oauth.issuer !== 'builtin' || !publicUrl) return undefined
-  if (!config.downloads.signingSecret) {
-    log.warn('TOOLPORT_SIGNING_SECRET is not set: sign-ins in progress break when this process restarts')
-  }
-  const server = await createBuiltinOAuthServer({
-    publicUrl,
-    storage,
-    cookieSecret: config.downloads.signingSecret ?? randomBytes(32).toString('base64url'),
-    authenticator: createAuthenticator(config.apiKeys),
-    keys: config.apiKeys,
-    accessTokenSeconds: config.oauth.accessTokenSeconds,
-    refreshTokenSeconds: config.oauth.refreshTokenSeconds,
-    log,
-  })
+  const server = await builtinOAuthServer(config, storage, log, fleet)
+  if (!server) return undefined
   return {
     issuer: server.issuer,
     publicKeys: server.publicKeys,

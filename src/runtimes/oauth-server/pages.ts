@@ -20,7 +20,7 @@ h1{font-size:1.4rem}label{display:block;margin:.75rem 0 .25rem;font-weight:600}
 input[type=password]{width:100%;padding:.5rem;font:inherit;box-sizing:border-box}
 fieldset{border:1px solid #ccc;border-radius:6px;margin:1rem 0}fieldset label{font-weight:400;display:flex;gap:.5rem}
 button{font:inherit;padding:.5rem 1rem;margin:.5rem .5rem 0 0;border-radius:6px;border:1px solid #555;cursor:pointer}
-button.primary{background:#1d1d1f;color:#fff}.error{color:#b00020}.muted{color:#555;font-size:.9rem}
+button.primary,a.button{background:#1d1d1f;color:#fff}a.button{display:inline-block;padding:.5rem 1rem;border-radius:6px;text-decoration:none}.error{color:#b00020}.muted{color:#555;font-size:.9rem}
 :focus-visible{outline:3px solid #0a66c2;outline-offset:2px}
 </style></head><body><main>${body}</main></body></html>`
   return {
@@ -41,20 +41,32 @@ export function signInPage(options: {
   csrf: string
   client: string
   nonce: string
+  /** Sign-in with a toolport key (off when the operator has no keys, only an upstream provider). */
+  keyForm?: boolean
+  /** Sign-in through the operator's OpenID Connect provider: its name and the link that starts it. */
+  upstream?: { name: string; href: string }
   error?: string
 }): Page {
   const error = options.error ? `<p class="error" role="alert">${escapeHtml(options.error)}</p>` : ''
-  return page(
-    'Sign in',
-    `<h1>Sign in to toolport</h1>
-<p><strong>${escapeHtml(options.client)}</strong> wants to use toolport on your behalf.</p>${error}
-<form method="post" action="${escapeHtml(options.action)}">
+  const keyForm =
+    options.keyForm === false
+      ? ''
+      : `<form method="post" action="${escapeHtml(options.action)}">
 <input type="hidden" name="csrf" value="${escapeHtml(options.csrf)}">
 <label for="key">Your toolport key</label>
 <input id="key" name="key" type="password" autocomplete="current-password" required autofocus>
 <p class="muted">The key decides your tenant and the most this client may be given. It is not stored.</p>
 <button class="primary" type="submit">Sign in</button>
-</form>`,
+</form>`
+  // A plain link (no script): the provider's page is a top-level navigation, as it must be.
+  const upstream = options.upstream
+    ? `<p><a class="button" href="${escapeHtml(options.upstream.href)}"${options.keyForm === false ? ' autofocus' : ''}>Sign in with ${escapeHtml(options.upstream.name)}</a></p>`
+    : ''
+  return page(
+    'Sign in',
+    `<h1>Sign in to toolport</h1>
+<p><strong>${escapeHtml(options.client)}</strong> wants to use toolport on your behalf.</p>${error}
+${keyForm}${keyForm && upstream ? '<p class="muted">or</p>' : ''}${upstream}`,
     options.nonce,
   )
 }

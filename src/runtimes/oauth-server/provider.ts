@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto'
 import { exportJWK, generateKeyPair, type JWK } from 'jose'
 import Provider, { errors } from 'oidc-provider'
 import { scopesSupported } from '../../auth/oauth/scopes'
+import type { StaticClient } from '../../auth/oauth/server-settings'
+import type { HttpClient } from '../../net/http'
 import { oauthKeys } from '../../storage/layout'
 import type { ObjectStore } from '../../storage/store'
 import { errorPage } from './pages'
@@ -17,6 +19,32 @@ export interface BuiltinServerOptions {
   refreshTokenSeconds: number
   /** The tools of the key an account signed in with (undefined: every tool): its tokens carry them. */
   toolLimitOf: (accountId: string) => Promise<readonly string[] | undefined>
+  /** Operator-registered confidential clients (TOOLPORT_OAUTH_CLIENTS). */
+  clients: readonly StaticClient[]
+  /** Accept https client ids described by a Client ID Metadata Document. */
+  clientMetadataDocuments: boolean
+  /** Fetches client metadata documents (and any other URL a client names) under the outbound address rules. */
+  http: HttpClient
+}
+
+/** A client metadata document is a small JSON object: more than this is refused, not read. */
+const maxFetchedBytes = 64 * 1024
+
+/** oidc-provider's fetch, answered by toolport's outbound client: public addresses only, pinned DNS, no redirects followed. */
+function guardedFetch(http: HttpClient): typeof fetch {
+  return async (input, init) => {
+    const answer = await http.request({
+      url: String(input instanceof Request ? input.url : input),
+      method: (init?.method ?? 'GET') as 'GET',
+      headers: Object.fromEntries(new Headers(init?.headers).entries()),
+      timeoutMs: 5_000,
+      maxBytes: maxFetchedBytes,
+      maxRedirects: 0,
+    })
+    if (answer.truncated) throw new Error(`the answer is larger than ${maxFetchedBytes} bytes`)
+    const empty = answer.status === 204 || answer.status === 304 || (answer.status >= 300 && answer.status < 400)
+    return new Response(empty ? null : new Uint8Array(answer.body), { status: answer.status, headers: answer.headers })
+  }
 }
 
 /** The account id of a person signed in with a key: the key's tenant and a digest of the key, never the key. */
@@ -24,8 +52,9 @@ export function accountIdOf(tenant: string, key: string): string {
   return `${tenant}.${createHash('sha256').update(key).digest('base64url').slice(0, 22)}`
 }
 
+/** The tenant of an account id (`<tenant>.<digest>`; a tenant may hold dots, a digest never does). */
 export function tenantOfAccount(accountId: string): string {
-  return accountId.slice(0, accountId.indexOf('.'))
+  return accountId.slice(0, accountId.lastIndexOf('.'))
 }
 
 /**
@@ -65,9 +94,15 @@ export async function createBuiltinProvider(options: BuiltinServerOptions): Prom
   const issuer = `${options.publicUrl}/oauth`
   const resources = new Set([options.publicUrl, `${options.publicUrl}/mcp`])
   const keys = await signingKeys(options.storage)
+  const staticIds = new Set(options.clients.map((client) => client.client_id))
   const provider = new Provider(issuer, {
     adapter: createStorageAdapterFactory(options.storage) as never,
-    clients: [],
+    clients: options.clients.map((client) => ({
+      ...client,
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+    })),
+    fetch: guardedFetch(options.http),
     jwks: { keys: keys as never },
     cookies: { keys: [options.cookieSecret] },
     scopes: ['openid', 'offline_access', ...scopesSupported],
@@ -75,6 +110,8 @@ export async function createBuiltinProvider(options: BuiltinServerOptions): Prom
     features: {
       devInteractions: { enabled: false },
       registration: { enabled: true },
+      // MCP 2025-11-25: a client identified by the https URL of its metadata, with no registration.
+      clientIdMetadataDocument: { enabled: options.clientMetadataDocuments, ack: 'draft-02' },
       // A client revokes only its own tokens.
       revocation: { enabled: true, allowedPolicy: (_context, client, token) => token.clientId === client.clientId },
       resourceIndicators: {
@@ -94,7 +131,9 @@ export async function createBuiltinProvider(options: BuiltinServerOptions): Prom
         },
       },
     },
-    pkce: { required: () => true },
+    // PKCE for every client but the operator's confidential ones (a GPT Action cannot send it); a
+    // client that sends a challenge is held to it either way.
+    pkce: { required: (_context, client) => !staticIds.has(client.clientId) },
     responseTypes: ['code'],
     rotateRefreshToken: true,
     issueRefreshToken: async (_context, client) => client.grantTypeAllowed('refresh_token'),
