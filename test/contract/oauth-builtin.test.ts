@@ -2,7 +2,7 @@ import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createCookieWalker, formAction, MemoryOAuthClient } from '../support/oauth-client'
+import { createCookieWalker, formAction, MemoryOAuthClient, signInWithKey } from '../support/oauth-client'
 import { freePort } from '../support/ports'
 import { startTestServer, type TestServer } from '../support/server'
 
@@ -40,46 +40,11 @@ afterAll(async () => {
   await server?.stop()
 })
 
-interface Page {
-  done: boolean
-  url: URL
-  html?: string
-}
-
 const hidden = (html: string, name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(html)?.[1] ?? ''
 
 /** A person at toolport's pages: signs in with `key`, then allows the scopes `keep` picks of those offered. */
-async function signIn(
-  authorizationUrl: URL,
-  key: string,
-  keep: (offered: string[]) => string[] = (offered) => offered,
-): Promise<{ code: string; offered: string[]; pages: Array<{ url: URL; html: string; headers: Headers }> }> {
-  const browser = createCookieWalker()
-  const pages: Array<{ url: URL; html: string; headers: Headers }> = []
-  let offered: string[] = []
-  let page = (await browser.follow(authorizationUrl, callback)) as Page
-  for (let step = 0; step < 4 && !page.done; step++) {
-    const html = page.html ?? ''
-    const action = formAction({ url: page.url, html })
-    pages.push({ url: page.url, html, headers: new Headers() })
-    if (html.includes('name="key"')) {
-      page = (await browser.follow(action, callback, {
-        method: 'POST',
-        form: { csrf: hidden(html, 'csrf'), key },
-      })) as Page
-    } else {
-      offered = [...html.matchAll(/name="scope" value="([^"]+)"/g)].map((match) => match[1] as string)
-      const form = new URLSearchParams({ csrf: hidden(html, 'csrf'), decision: 'allow' })
-      for (const scope of keep(offered)) form.append('scope', scope)
-      page = (await browser.follow(action, callback, { method: 'POST', form })) as Page
-    }
-  }
-  if (!page.done)
-    throw new Error(
-      `no code at ${page.url.href}: ${page.html?.slice(page.html.indexOf('<main>'), page.html.indexOf('<main>') + 600)}`,
-    )
-  return { code: page.url.searchParams.get('code') ?? '', offered, pages }
-}
+const signIn = (authorizationUrl: URL, key: string, keep?: (offered: string[]) => string[]) =>
+  signInWithKey(authorizationUrl, key, callback, keep)
 
 describe('the built-in authorization server', () => {
   it('takes the MCP SDK client through discovery, registration, sign-in with a key, consent and a tool call', async () => {

@@ -125,3 +125,37 @@ export function formAction(page: { url: URL; html: string }): URL {
   if (!action) throw new Error(`no form on ${page.url.href}: ${page.html.slice(0, 300)}`)
   return new URL(action.replace(/&amp;/g, '&'), page.url)
 }
+
+const hiddenField = (html: string, name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(html)?.[1] ?? ''
+
+/**
+ * A person at toolport's sign-in and consent pages, with the cookie walker: signs in with `key`, then
+ * allows the scopes `keep` picks of those offered, until the browser is sent to `callback`.
+ */
+export async function signInWithKey(
+  authorizationUrl: URL,
+  key: string,
+  callback: string,
+  keep: (offered: string[]) => string[] = (offered) => offered,
+): Promise<{ code: string; offered: string[]; url: URL }> {
+  const browser = createCookieWalker()
+  let offered: string[] = []
+  let page = await browser.follow(authorizationUrl, callback)
+  for (let step = 0; step < 4 && !page.done; step++) {
+    const html = page.html
+    const action = formAction({ url: page.url, html })
+    if (html.includes('name="key"')) {
+      page = await browser.follow(action, callback, { method: 'POST', form: { csrf: hiddenField(html, 'csrf'), key } })
+    } else {
+      offered = [...html.matchAll(/name="scope" value="([^"]+)"/g)].map((match) => match[1] as string)
+      const form = new URLSearchParams({ csrf: hiddenField(html, 'csrf'), decision: 'allow' })
+      for (const scope of keep(offered)) form.append('scope', scope)
+      page = await browser.follow(action, callback, { method: 'POST', form })
+    }
+  }
+  if (!page.done) {
+    const start = page.html.indexOf('<main>')
+    throw new Error(`no code at ${page.url.href}: ${page.html.slice(start, start + 600)}`)
+  }
+  return { code: page.url.searchParams.get('code') ?? '', offered, url: page.url }
+}
