@@ -142,7 +142,14 @@ export async function signInWithKey(
   callback: string,
   keep: (offered: string[]) => string[] = (offered) => offered,
   browser = createCookieWalker(),
-): Promise<{ code: string; state: string | null; offered: string[]; pages: Array<{ url: URL; html: string }> }> {
+): Promise<{
+  code: string
+  state: string | null
+  offered: string[]
+  /** Where the browser was sent at the end: the callback with its code. */
+  url: URL
+  pages: Array<{ url: URL; html: string }>
+}> {
   const pages: Array<{ url: URL; html: string }> = []
   let offered: string[] = []
   let page: Walk = await browser.follow(authorizationUrl, callback)
@@ -161,7 +168,13 @@ export async function signInWithKey(
     const start = page.html?.indexOf('<main>') ?? 0
     throw new Error(`no code at ${page.url.href}: ${page.html?.slice(start, start + 600)}`)
   }
-  return { code: page.url.searchParams.get('code') ?? '', state: page.url.searchParams.get('state'), offered, pages }
+  return {
+    code: page.url.searchParams.get('code') ?? '',
+    state: page.url.searchParams.get('state'),
+    offered,
+    url: page.url,
+    pages,
+  }
 }
 
 /** Submits a consent page allowing `scopes`. */
