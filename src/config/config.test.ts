@@ -70,6 +70,32 @@ describe('loadConfig', () => {
       forcePathStyle: true,
     })
   })
+
+  it('takes an introspection client only whole and only for an external issuer', () => {
+    const external = {
+      TOOLPORT_PUBLIC_URL: 'https://tools.example.test',
+      TOOLPORT_OAUTH_ISSUER: 'https://idp.example.test',
+    }
+    const client = {
+      TOOLPORT_OAUTH_INTROSPECTION_CLIENT_ID: 'toolport',
+      TOOLPORT_OAUTH_INTROSPECTION_CLIENT_SECRET: 'introspection-secret',
+    }
+    expect(load({ ...external, ...client }).oauth.introspection).toEqual({
+      clientId: 'toolport',
+      clientSecret: 'introspection-secret',
+    })
+    expect(load(external).oauth.introspection).toBeUndefined()
+    expect(() => load({ ...external, TOOLPORT_OAUTH_INTROSPECTION_CLIENT_ID: 'toolport' })).toThrow(
+      /TOOLPORT_OAUTH_INTROSPECTION_CLIENT_SECRET go together: the secret is missing/,
+    )
+    expect(() => load({ ...external, TOOLPORT_OAUTH_INTROSPECTION_CLIENT_SECRET: 'introspection-secret' })).toThrow(
+      /go together: the client id is missing/,
+    )
+    expect(() =>
+      load({ ...external, ...client, TOOLPORT_OAUTH_ISSUER: 'builtin', TOOLPORT_API_KEYS: `acme=${'k'.repeat(20)}` }),
+    ).toThrow(/needs an external TOOLPORT_OAUTH_ISSUER \(the built-in server/)
+    expect(() => load(client)).toThrow(/needs an external TOOLPORT_OAUTH_ISSUER \(none is set/)
+  })
 })
 
 describe('parseKeysFile', () => {

@@ -1,12 +1,12 @@
 import { z } from 'zod'
-import { defineSettings, positiveInteger, type SliceOf, variable } from '../../core/settings'
+import { ConfigError, defineSettings, positiveInteger, type SliceOf, variable } from '../../core/settings'
 
 const algorithms = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'] as const
 
 export const oauthSettings = defineSettings({
   title: 'OAuth (access tokens)',
   description:
-    "Beside API keys, toolport accepts OAuth 2.1 access tokens as a protected resource (RFC 9728): hosted MCP clients (Claude and ChatGPT connectors) discover the issuer from `/.well-known/oauth-protected-resource` and sign in there. Tokens are JWTs verified against the issuer's published keys (docs/auth.md).",
+    "Beside API keys, toolport accepts OAuth 2.1 access tokens as a protected resource (RFC 9728): hosted MCP clients (Claude and ChatGPT connectors) discover the issuer from `/.well-known/oauth-protected-resource` and sign in there. Tokens are JWTs verified against the issuer's published keys, or opaque tokens the issuer introspects (docs/auth.md).",
   variables: {
     TOOLPORT_OAUTH_ISSUER: variable({
       schema: z.union([z.literal('builtin'), z.url({ protocol: /^https?$/ })]).optional(),
@@ -59,6 +59,16 @@ export const oauthSettings = defineSettings({
       default: '30',
       description: "Tolerance for `exp`, `nbf` and `iat` against this machine's clock.",
     }),
+    TOOLPORT_OAUTH_INTROSPECTION_CLIENT_ID: variable({
+      schema: z.string().min(1).max(256).optional(),
+      description:
+        "External issuer: toolport's client at the issuer for token introspection (RFC 7662). With it (and its secret), a bearer that is neither a key nor a JWT is sent to the issuer's `introspection_endpoint` (from its metadata) with HTTP Basic client authentication; active answers are cached for at most 60 s. Unset: only JWT access tokens are accepted.",
+    }),
+    TOOLPORT_OAUTH_INTROSPECTION_CLIENT_SECRET: variable({
+      schema: z.string().min(1).max(1024).optional(),
+      secret: true,
+      description: 'The secret of `TOOLPORT_OAUTH_INTROSPECTION_CLIENT_ID` (`client_secret_basic`); both or neither.',
+    }),
   },
   build: (values) => ({
     issuer: values.TOOLPORT_OAUTH_ISSUER,
@@ -69,7 +79,32 @@ export const oauthSettings = defineSettings({
     workspaceClaim: values.TOOLPORT_OAUTH_WORKSPACE_CLAIM,
     algorithms: values.TOOLPORT_OAUTH_ALGORITHMS,
     clockSkewSeconds: values.TOOLPORT_OAUTH_CLOCK_SKEW_SECONDS,
+    introspection: introspectionClient(
+      values.TOOLPORT_OAUTH_ISSUER,
+      values.TOOLPORT_OAUTH_INTROSPECTION_CLIENT_ID,
+      values.TOOLPORT_OAUTH_INTROSPECTION_CLIENT_SECRET,
+    ),
   }),
 })
+
+/** The introspection client: both parts or neither, and only for an external issuer. */
+function introspectionClient(
+  issuer: string | undefined,
+  clientId: string | undefined,
+  clientSecret: string | undefined,
+): { clientId: string; clientSecret: string } | undefined {
+  if (clientId === undefined && clientSecret === undefined) return undefined
+  if (clientId === undefined || clientSecret === undefined) {
+    throw new ConfigError(
+      `TOOLPORT_OAUTH_INTROSPECTION_CLIENT_ID and TOOLPORT_OAUTH_INTROSPECTION_CLIENT_SECRET go together: ${clientId === undefined ? 'the client id' : 'the secret'} is missing.`,
+    )
+  }
+  if (issuer === undefined || issuer === 'builtin') {
+    throw new ConfigError(
+      `TOOLPORT_OAUTH_INTROSPECTION_CLIENT_ID needs an external TOOLPORT_OAUTH_ISSUER (${issuer === undefined ? 'none is set' : 'the built-in server issues JWTs, checked without introspection'}).`,
+    )
+  }
+  return { clientId, clientSecret }
+}
 
 export type OAuthSettings = SliceOf<typeof oauthSettings>

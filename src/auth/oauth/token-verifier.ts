@@ -1,8 +1,9 @@
 import { createLocalJWKSet, createRemoteJWKSet, errors, type JWK, type JWTPayload, jwtVerify } from 'jose'
 import type { Effect } from '../../core/effects'
-import { ToolError } from '../../core/errors'
 import { isValidIdentifier } from '../../core/paths'
 import type { Principal } from '../principal'
+import { invalidToken, issuerUnreachable } from './challenge'
+import { createIntrospector } from './introspection'
 import { grantOf, scopesOf } from './scopes'
 import type { OAuthSettings } from './settings'
 
@@ -26,16 +27,14 @@ export interface TokenVerifierOptions {
   localKeys?: JWK[]
 }
 
+interface IssuerMetadata {
+  jwks_uri?: unknown
+  introspection_endpoint?: unknown
+}
+
 /** A JWT has three base64url parts; anything else presented as a bearer is a key (or nothing valid). */
 export function looksLikeJwt(value: string): boolean {
   return /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/.test(value)
-}
-
-export function invalidToken(description: string): ToolError {
-  return new ToolError('unauthenticated', `The access token is not valid: ${description}.`, {
-    hint: 'Sign in again to get a new token for this service (its resource metadata names the issuer).',
-    details: { error: 'invalid_token' },
-  })
 }
 
 /** Where RFC 8414 and OpenID Connect put an issuer's metadata (path insertion for issuers with a path). */
@@ -54,40 +53,52 @@ function metadataUrls(issuer: string): string[] {
  * a public key can never be used as a shared secret), `iss`, `aud` (this resource), `exp` and `nbf`
  * with the configured skew. jose refetches the key set when a token names a key it has not seen (the
  * issuer rotated), at most every 30 s. The metadata is read on the first token and again after a failure.
+ * With an introspection client configured, a bearer that is not a JWT is an opaque token the issuer's
+ * `introspection_endpoint` checks (introspection.ts); both map their claims to a principal alike.
  */
 export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifier {
   const { settings } = options
   const load = options.fetch ?? fetch
   type KeySet = ReturnType<typeof createRemoteJWKSet> | ReturnType<typeof createLocalJWKSet>
+  let metadata: Promise<IssuerMetadata> | undefined
   let keys: Promise<KeySet> | undefined = options.localKeys
     ? Promise.resolve(createLocalJWKSet({ keys: options.localKeys }))
     : undefined
 
-  async function discover(): Promise<ReturnType<typeof createRemoteJWKSet>> {
+  async function discover(): Promise<IssuerMetadata> {
     for (const url of metadataUrls(settings.issuer)) {
       const response = await load(url, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(10_000) })
       if (!response.ok) continue
-      const metadata = (await response.json()) as { issuer?: unknown; jwks_uri?: unknown }
+      const found = (await response.json()) as IssuerMetadata & { issuer?: unknown }
       // RFC 8414 section 3.3: metadata for another issuer is not this issuer's.
-      if (metadata.issuer !== settings.issuer) throw new Error(`${url} names issuer ${String(metadata.issuer)}`)
-      if (typeof metadata.jwks_uri !== 'string') throw new Error(`${url} has no jwks_uri`)
-      return createRemoteJWKSet(new URL(metadata.jwks_uri), {
-        cooldownDuration: options.keyRefetchCooldownMs ?? 30_000,
-        timeoutDuration: 10_000,
-      })
+      if (found.issuer !== settings.issuer) throw new Error(`${url} names issuer ${String(found.issuer)}`)
+      return found
     }
     throw new Error(`no authorization server metadata at ${metadataUrls(settings.issuer).join(' or ')}`)
   }
 
-  function keySet(): Promise<KeySet> {
-    keys ??= discover().catch((error: unknown) => {
-      keys = undefined
-      throw new ToolError('unavailable', 'The token issuer could not be reached to check the access token.', {
-        hint: 'Try again in a moment; the operator can check TOOLPORT_OAUTH_ISSUER.',
-        headers: { 'Retry-After': '5' },
-        cause: error,
-      })
+  /** The issuer's metadata, read once; a failure is an unavailable issuer, and the next token reads it again. */
+  function issuerMetadata(): Promise<IssuerMetadata> {
+    metadata ??= discover().catch((error: unknown) => {
+      metadata = undefined
+      throw issuerUnreachable(error)
     })
+    return metadata
+  }
+
+  function keySet(): Promise<KeySet> {
+    keys ??= issuerMetadata()
+      .then(({ jwks_uri }) => {
+        if (typeof jwks_uri !== 'string') throw issuerUnreachable(new Error(`${settings.issuer} publishes no jwks_uri`))
+        return createRemoteJWKSet(new URL(jwks_uri), {
+          cooldownDuration: options.keyRefetchCooldownMs ?? 30_000,
+          timeoutDuration: 10_000,
+        })
+      })
+      .catch((error: unknown) => {
+        keys = undefined
+        throw error
+      })
     return keys
   }
 
@@ -107,31 +118,53 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
     }
   }
 
+  const introspector =
+    settings.introspection && !options.localKeys
+      ? createIntrospector({
+          issuer: settings.issuer,
+          client: settings.introspection,
+          audiences: options.audiences,
+          clockSkewSeconds: settings.clockSkewSeconds,
+          endpoint: async () => {
+            const endpoint = (await issuerMetadata()).introspection_endpoint
+            return typeof endpoint === 'string' ? endpoint : undefined
+          },
+          fetch: load,
+        })
+      : undefined
+
+  async function principalOf(claims: Record<string, unknown>): Promise<Principal> {
+    const named = claims[settings.tenantClaim]
+    const tenant = typeof named === 'string' ? named : settings.tenant
+    if (tenant === undefined || !isValidIdentifier(tenant)) {
+      throw invalidToken(`it names no tenant (claim ${settings.tenantClaim})`)
+    }
+    // RFC 7662 makes `sub` optional: a token a client got for itself (client credentials) is its client's.
+    const subject = typeof claims.sub === 'string' ? claims.sub : claims.client_id
+    if (typeof subject !== 'string') throw invalidToken('it names no subject (sub)')
+    const scopes = scopesOf(claims)
+    const grant = grantOf(scopes)
+    const workspace = settings.workspaceClaim ? claims[settings.workspaceClaim] : undefined
+    return {
+      id: `oauth-${await subjectDigest(settings.issuer, subject)}`,
+      tenant,
+      tools: grant.tools,
+      effects: grant.effects,
+      requireApproval: new Set(grant.approver ? [] : options.approvalPolicy),
+      approver: grant.approver,
+      admin: grant.admin,
+      egress: undefined,
+      oauth: { scopes },
+      ...toolLimitOf(claims.toolport_tools),
+      ...(typeof workspace === 'string' && isValidIdentifier(workspace) ? { defaultWorkspace: workspace } : {}),
+    }
+  }
+
   return {
     async verify(token) {
-      if (!looksLikeJwt(token)) throw invalidToken('it is neither a key nor a JWT')
-      const claims = await claimsOf(token)
-      const named = claims[settings.tenantClaim]
-      const tenant = typeof named === 'string' ? named : settings.tenant
-      if (tenant === undefined || !isValidIdentifier(tenant)) {
-        throw invalidToken(`it names no tenant (claim ${settings.tenantClaim})`)
-      }
-      const scopes = scopesOf(claims)
-      const grant = grantOf(scopes)
-      const workspace = settings.workspaceClaim ? claims[settings.workspaceClaim] : undefined
-      return {
-        id: `oauth-${await subjectDigest(settings.issuer, String(claims.sub))}`,
-        tenant,
-        tools: grant.tools,
-        effects: grant.effects,
-        requireApproval: new Set(grant.approver ? [] : options.approvalPolicy),
-        approver: grant.approver,
-        admin: grant.admin,
-        egress: undefined,
-        oauth: { scopes },
-        ...toolLimitOf(claims.toolport_tools),
-        ...(typeof workspace === 'string' && isValidIdentifier(workspace) ? { defaultWorkspace: workspace } : {}),
-      }
+      if (looksLikeJwt(token)) return principalOf(await claimsOf(token))
+      if (introspector) return principalOf(await introspector.claims(token))
+      throw invalidToken('it is neither a key nor a JWT')
     },
   }
 }
