@@ -148,11 +148,17 @@ export async function startLambdaService(
   const { services, shellProblem } = await createNodeServices(config, env, log, {
     shell: (config.sources.enabled ?? toolNames).includes('execute_command'),
   })
+  // Loaded only when configured: a function without it never loads oidc-provider.
+  const oauthServer =
+    config.oauth.issuer === 'builtin'
+      ? await (await import('./oauth-server/lambda-mount')).lambdaOAuthServer(config, storage, log)
+      : undefined
   const { app, caller } = createApp({
     config,
     storage,
     log,
     services,
+    ...(oauthServer ? { oauthServer } : {}),
     docsAssets: bundledDocsAssets(),
     jobDispatch: options.dispatch ?? environmentDispatch(env),
     vouchedOrigin: reportedOrigin,

@@ -65,8 +65,9 @@ export class MemoryOAuthClient implements OAuthClientProvider {
 /**
  * A browser's cookie jar and redirect handling, enough to walk a server-rendered sign-in: follows
  * redirects by hand (keeping cookies per origin) until one leaves for `stopAt`, and answers that URL.
+ * `send` carries each request (default: fetch; the Lambda tests send each one as an event).
  */
-export function createCookieWalker() {
+export function createCookieWalker(send: (url: URL, init: RequestInit) => Promise<Response> = fetch) {
   const jar = new Map<string, Map<string, string>>()
   const cookieHeader = (url: URL) =>
     [...(jar.get(url.origin) ?? new Map()).entries()].map(([name, value]) => `${name}=${value}`).join('; ')
@@ -83,7 +84,7 @@ export function createCookieWalker() {
     url: URL,
     init: { method?: string; form?: Record<string, string> | URLSearchParams } = {},
   ): Promise<{ url: URL; response: Response }> {
-    const response = await fetch(url, {
+    const response = await send(url, {
       method: init.method ?? 'GET',
       redirect: 'manual',
       headers: {
