@@ -329,7 +329,8 @@ describe('broken http upstreams', () => {
       kind: 'http',
       protocol: 'jsonrpc',
       url: `${upstream.url}/rpc`,
-      timeout_seconds: 1,
+      // Long enough that a loaded machine still reads b_huge past its byte cap before the deadline.
+      timeout_seconds: 3,
       max_response_bytes: 1024 * 1024,
       tools: [
         tool('b_slow', 'slow'),
@@ -346,7 +347,7 @@ describe('broken http upstreams', () => {
   })
 
   it.each([
-    ['b_slow', { ms: 5000 }, 504, 'timeout'],
+    ['b_slow', { ms: 10_000 }, 504, 'timeout'],
     ['b_huge', {}, 502, 'connection'],
     ['b_invalid', {}, 502, 'connection'],
     ['b_lie', {}, 502, 'connection'],
