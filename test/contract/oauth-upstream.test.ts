@@ -16,6 +16,11 @@ const acmeKey = 'acme-key-upstream-0123456789'
 let server: TestServer
 let upstream: Server
 let publicUrl: string
+/** Every line the service logged (access log, warnings), to check that no code or token is among them. */
+const logged: string[] = []
+const capture = (message: string, fields?: Record<string, unknown>) => {
+  logged.push(`${message} ${JSON.stringify(fields ?? {})}`)
+}
 
 beforeAll(async () => {
   const [port, upstreamPort] = [await freePort(), await freePort()]
@@ -66,7 +71,7 @@ beforeAll(async () => {
       TOOLPORT_OAUTH_UPSTREAM_ALLOW: '@example.com',
       TOOLPORT_OAUTH_UPSTREAM_SCOPES: 'tools:read,tools:write',
     },
-    { port, fileKeys: [{ tenant: 'acme', key: acmeKey }] },
+    { port, fileKeys: [{ tenant: 'acme', key: acmeKey }], log: { info: capture, warn: capture, error: capture } },
   )
 })
 
@@ -167,6 +172,15 @@ describe('sign-in through the operator’s OpenID Connect provider', () => {
       status: 200,
       body: { content: 'from sso' },
     })
+    // The access log saw every step, and none of the secrets that passed through them.
+    expect(logged.some((line) => line.includes('/oauth/upstream/callback'))).toBe(true)
+    const secrets = [page.url.searchParams.get('code'), body.access_token, 'ada@example.com'].filter(
+      (secret): secret is string => typeof secret === 'string' && secret.length > 0,
+    )
+    expect(secrets).toHaveLength(3)
+    for (const secret of secrets) expect(logged.join('\n')).not.toContain(secret)
+    // Nor the query strings that carry codes and states (the provider's return among them).
+    expect(logged.join('\n')).not.toMatch(/[?&](code|state)=/)
   })
 
   it('refuses people outside TOOLPORT_OAUTH_UPSTREAM_ALLOW, and a return to another browser or with a forged state', async () => {

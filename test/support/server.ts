@@ -7,7 +7,7 @@ import { createApp, type SourceRuntime } from '../../src/app'
 import type { ApiKey } from '../../src/auth/keys'
 import type { Caller } from '../../src/caller/caller'
 import { loadConfig } from '../../src/config/config'
-import { silentLogger } from '../../src/core/logger'
+import { type Logger, silentLogger } from '../../src/core/logger'
 import type { Resolver } from '../../src/net/node-http'
 import { createNodeMetrics } from '../../src/runtimes/node-metrics'
 import { createNodeServices } from '../../src/runtimes/node-services'
@@ -69,8 +69,11 @@ export async function startTestServer(
     checkResponses?: boolean
     /** Listen on this port (a suite whose TOOLPORT_PUBLIC_URL must be the server's own address); default any. */
     port?: number
+    /** Where the service logs (a suite that checks what is logged); default nowhere. */
+    log?: Logger
   } = {},
 ): Promise<TestServer> {
+  const log = options.log ?? silentLogger
   const dataDir = await mkdtemp(join(tmpdir(), 'toolport-test-'))
   // The sandbox user must be able to reach the work folder inside it.
   await chmod(dataDir, 0o711)
@@ -81,7 +84,7 @@ export async function startTestServer(
   const storage = options.storage ?? (await createFsStorage({ root: join(dataDir, 'data') }))
   // The sandbox is set up only where a suite asks for it: bwrap probing costs a few hundred ms.
   // Heavy tool work runs in worker threads, as on a real server (the event-loop test measures it).
-  const node = await createNodeServices(config, process.env, silentLogger, {
+  const node = await createNodeServices(config, process.env, log, {
     shell: options.shell ?? false,
     offloadWorker: { url: new URL('../../src/runtimes/offload-worker.ts', import.meta.url), typescript: true },
     ...(options.egressResolve ? { egressResolve: options.egressResolve } : {}),
@@ -90,12 +93,12 @@ export async function startTestServer(
   const services = { ...node.services, ...options.services }
   const oauthServer =
     config.oauth.issuer === 'builtin'
-      ? await (await import('../../src/runtimes/oauth-server/mount')).nodeOAuthServer(config, storage, silentLogger)
+      ? await (await import('../../src/runtimes/oauth-server/mount')).nodeOAuthServer(config, storage, log)
       : undefined
   const { app, caller, sources } = createApp({
     config,
     storage,
-    log: silentLogger,
+    log,
     ...(oauthServer ? { oauthServer } : {}),
     ...(options.tools ? { tools: options.tools } : {}),
     services,
@@ -104,7 +107,7 @@ export async function startTestServer(
   })
   const folder =
     sources && config.sources.sourcesDir
-      ? await watchSourcesFolder(sources, config.sources.sourcesDir, config.sources.refreshMs, silentLogger)
+      ? await watchSourcesFolder(sources, config.sources.sourcesDir, config.sources.refreshMs, log)
       : undefined
   // Every answer on a documented route is checked against openapi/openapi.json (response-check.ts).
   const responses = createResponseCheck()
