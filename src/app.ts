@@ -231,7 +231,14 @@ export function createApp(deps: AppDeps): App {
 
   if (oauth) registerResourceMetadataRoutes(app, oauth)
   const oauthServer = deps.oauthServer
-  if (oauthServer) app.all('/oauth/*', (context) => oauthServer.serve(context))
+  if (oauthServer) {
+    app.all('/oauth/*', (context) => oauthServer.serve(context))
+    // RFC 8414 puts an issuer's metadata with a path (/oauth) at /.well-known/…/oauth on the origin, and
+    // OpenID Connect under the issuer: clients that look only at the first are sent to the one served.
+    for (const document of ['oauth-authorization-server', 'openid-configuration']) {
+      app.get(`/.well-known/${document}/oauth`, (context) => context.redirect(`/oauth/.well-known/${document}`, 307))
+    }
+  }
   if (deps.metrics) registerMetricsRoute(app, deps.metrics, authenticator)
   registerJobRoutes(app, caller.jobAccess)
   registerFileRoutes(app, storage, signer)

@@ -130,6 +130,20 @@ describe('an operator-registered client (a GPT Action)', () => {
   })
 })
 
+describe('the metadata where RFC 8414 puts it', () => {
+  it('sends /.well-known/oauth-authorization-server/oauth (path insertion) to the issuer’s own document', async () => {
+    for (const document of ['oauth-authorization-server', 'openid-configuration']) {
+      const found = await fetch(`${publicUrl}/.well-known/${document}/oauth`)
+      expect(found.status).toBe(200)
+      expect(found.redirected).toBe(true)
+      expect(await found.json()).toMatchObject({
+        issuer: `${publicUrl}/oauth`,
+        token_endpoint: `${publicUrl}/oauth/token`,
+      })
+    }
+  })
+})
+
 describe('the rate limit of the token and registration endpoints', () => {
   it('answers 429 with Retry-After past TOOLPORT_OAUTH_RATE_LIMIT, per client address', async () => {
     const limited = await start({ TOOLPORT_OAUTH_RATE_LIMIT: '3/min' })
