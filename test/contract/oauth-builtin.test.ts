@@ -2,7 +2,14 @@ import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createCookieWalker, formAction, hiddenField, MemoryOAuthClient, signInWithKey } from '../support/oauth-client'
+import {
+  createCookieWalker,
+  formAction,
+  hiddenField,
+  MemoryOAuthClient,
+  pkcePair,
+  signInWithKey,
+} from '../support/oauth-client'
 import { freePort } from '../support/ports'
 import { startTestServer, type TestServer } from '../support/server'
 
@@ -97,10 +104,7 @@ async function manualClient(scope = 'tools:read offline_access') {
   })
   expect(registered.status).toBe(201)
   const clientId = ((await registered.json()) as { client_id: string }).client_id
-  const verifier = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64url')
-  const challenge = Buffer.from(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(verifier))).toString(
-    'base64url',
-  )
+  const { verifier, challenge } = await pkcePair()
   const authorize = (overrides: Record<string, string> = {}) => {
     const url = new URL(meta.authorization_endpoint)
     const params = {

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { testCertificates } from '../support/certificates'
 import { type FleetInstance, startInstance } from '../support/fleet'
-import { createCookieWalker, signInWithKey } from '../support/oauth-client'
+import { createCookieWalker, pkcePair, signInWithKey } from '../support/oauth-client'
 import { freePort } from '../support/ports'
 
 // Client ID Metadata Documents (MCP 2025-11-25) at the built-in server: a client whose client_id is
@@ -77,15 +77,6 @@ afterAll(async () => {
   internal?.close()
 })
 
-function verifierPair() {
-  const verifier = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64url')
-  return {
-    verifier,
-    challenge: async () =>
-      Buffer.from(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(verifier))).toString('base64url'),
-  }
-}
-
 async function authorization(clientId: string, challenge: string): Promise<URL> {
   const url = new URL(`${publicUrl}/oauth/auth`)
   const params = {
@@ -116,8 +107,8 @@ describe('Client ID Metadata Documents', () => {
       response_types: ['code'],
       token_endpoint_auth_method: 'none',
     })
-    const pkce = verifierPair()
-    const { code, pages } = await signInWithKey(await authorization(clientId, await pkce.challenge()), key, callback)
+    const pkce = await pkcePair()
+    const { code, pages } = await signInWithKey(await authorization(clientId, pkce.challenge), key, callback)
     expect(pages.some((page) => page.html.includes('Metadata Editor'))).toBe(true)
     const token = await fetch(`${publicUrl}/oauth/token`, {
       method: 'POST',
@@ -149,8 +140,8 @@ describe('Client ID Metadata Documents', () => {
       redirect_uris: [callback],
       token_endpoint_auth_method: 'none',
     })
-    const pkce = verifierPair()
-    const lied = await createCookieWalker().follow(await authorization(liar, await pkce.challenge()), callback)
+    const pkce = await pkcePair()
+    const lied = await createCookieWalker().follow(await authorization(liar, pkce.challenge), callback)
     expect(lied.done).toBe(false)
     expect((lied as { html: string }).html).toMatch(/invalid_client/)
     // Loopback the operator did not open, and the cloud metadata address: never fetched.
@@ -161,7 +152,7 @@ describe('Client ID Metadata Documents', () => {
       `https://localhost:${port}/clients/editor.json`,
       'https://169.254.169.254/latest/meta-data.json',
     ]) {
-      const refused = await createCookieWalker().follow(await authorization(spelling, await pkce.challenge()), callback)
+      const refused = await createCookieWalker().follow(await authorization(spelling, pkce.challenge), callback)
       expect(refused.done).toBe(false)
       expect((refused as { html: string }).html).toMatch(/invalid_client/)
     }
@@ -169,7 +160,7 @@ describe('Client ID Metadata Documents', () => {
     expect(internalHits).toEqual([])
     // A plain-http client id is no metadata document at all.
     const plain = await createCookieWalker().follow(
-      await authorization(`http://127.0.0.1:${port}/clients/editor.json`, await pkce.challenge()),
+      await authorization(`http://127.0.0.1:${port}/clients/editor.json`, pkce.challenge),
       callback,
     )
     expect(plain.done).toBe(false)

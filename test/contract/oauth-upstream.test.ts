@@ -2,7 +2,7 @@ import type { Server } from 'node:http'
 import { exportJWK, generateKeyPair } from 'jose'
 import Provider from 'oidc-provider'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { allowScopes, createCookieWalker, formAction } from '../support/oauth-client'
+import { allowScopes, createCookieWalker, formAction, pkcePair } from '../support/oauth-client'
 import { freePort } from '../support/ports'
 import { startTestServer, type TestServer } from '../support/server'
 
@@ -88,10 +88,7 @@ async function client(scope: string) {
     body: JSON.stringify({ client_name: 'SSO client', redirect_uris: [callback], token_endpoint_auth_method: 'none' }),
   })
   const clientId = ((await registered.json()) as { client_id: string }).client_id
-  const verifier = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64url')
-  const challenge = Buffer.from(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(verifier))).toString(
-    'base64url',
-  )
+  const { verifier, challenge } = await pkcePair()
   const url = new URL(`${publicUrl}/oauth/auth`)
   const params = {
     client_id: clientId,

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createLambdaApp, createLambdaHandler } from '../../src/runtimes/lambda-service'
 import { type EventShape, lambdaEvent } from '../support/lambda-events'
-import { createCookieWalker, signInWithKey } from '../support/oauth-client'
+import { createCookieWalker, pkcePair, signInWithKey } from '../support/oauth-client'
 import { type S3rverInstance, s3rverCredentials, s3rverEnv, startS3rver } from '../support/s3rver'
 
 // The built-in authorization server (TOOLPORT_OAUTH_ISSUER=builtin) on the Lambda handler, every
@@ -172,10 +172,7 @@ describe('the built-in authorization server on Lambda', () => {
       expect(registered.status).toBe(201)
       const clientId = ((await registered.json()) as { client_id: string }).client_id
 
-      const verifier = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64url')
-      const challenge = Buffer.from(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(verifier))).toString(
-        'base64url',
-      )
+      const { verifier, challenge } = await pkcePair()
       const authorization = new URL(meta.authorization_endpoint)
       for (const [name, value] of Object.entries({
         client_id: clientId,

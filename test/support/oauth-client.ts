@@ -190,3 +190,10 @@ export function allowScopes(
   for (const scope of scopes) form.append('scope', scope)
   return browser.follow(formAction({ url, html }), callback, { method: 'POST', form })
 }
+
+/** A PKCE verifier and its S256 challenge (RFC 7636), as a client makes them for one authorization. */
+export async function pkcePair(): Promise<{ verifier: string; challenge: string }> {
+  const verifier = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64url')
+  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(verifier))
+  return { verifier, challenge: Buffer.from(digest).toString('base64url') }
+}
