@@ -252,6 +252,12 @@ export function createApp(deps: AppDeps): App {
   registerSourceRoutes(app, sources)
   registerSourceManifestSchemaRoute(app)
   registerCatalogRoute(app, catalog)
+  const contextDeps = {
+    catalog,
+    storage,
+    limits: { maxFileBytes: config.calls.maxFileBytes, maxResponseChars: config.calls.maxResponseChars },
+    services,
+  }
   registerMcpRoute(app, {
     caller,
     catalog,
@@ -259,13 +265,9 @@ export function createApp(deps: AppDeps): App {
     version: serviceVersion,
     maxBodyBytes: config.calls.maxBodyBytes,
     publicUrl: config.http.publicUrl,
+    context: contextDeps,
   })
-  registerContextRoute(app, {
-    catalog,
-    storage,
-    limits: { maxFileBytes: config.calls.maxFileBytes, maxResponseChars: config.calls.maxResponseChars },
-    services,
-  })
+  registerContextRoute(app, contextDeps)
   registerOpenApiRoute(app, { catalog, authenticator, publicUrl: config.http.publicUrl, version: serviceVersion })
   registerDocsRoutes(app, deps.docsAssets)
   registerHealthRoutes(app, storage, {

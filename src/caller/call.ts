@@ -1,6 +1,6 @@
 import type { Principal } from '../auth/principal'
 import type { CatalogEntry } from '../catalog/entry'
-import type { ToolEvent } from '../tools/tool'
+import type { ClientChannel, ToolEvent } from '../tools/tool'
 
 /**
  * How a transport hears its client go away: subscribe a listener (told why, where the transport knows),
@@ -81,6 +81,8 @@ export interface RunOptions {
   disconnect?: Disconnect | undefined
   /** Progress the tool reports (SSE output events, MCP progress); unset: dropped. */
   emit?: ((event: ToolEvent) => void) | undefined
+  /** The calling client mid-call (MCP); unset: the tool cannot ask it anything. Never kept by a job. */
+  client?: ClientChannel | undefined
   /** With a job: where its finished record is posted. */
   callbackUrl?: string | null | undefined
 }

@@ -180,7 +180,7 @@ export function createCaller(deps: CallerDeps): Caller {
       if (!handedOver) controller.abort(reason ?? new Error('client disconnected'))
     })
     const startedAt = Date.now()
-    const work = tools.run(call, syncLimits, controller, options.emit)
+    const work = tools.run(call, syncLimits, controller, { emit: options.emit, client: options.client })
     if (mode === 'now' || syncTimeoutMs <= 0) {
       try {
         return { output: await work }

@@ -2,7 +2,7 @@ import { ToolError } from '../core/errors'
 import type { Logger } from '../core/logger'
 import type { ObjectStore } from '../storage/store'
 import type { ToolServices } from '../tools/services'
-import type { DryRunContext, ServiceName, ToolEvent, ToolLimits } from '../tools/tool'
+import type { ClientChannel, DryRunContext, ServiceName, ToolEvent, ToolLimits } from '../tools/tool'
 import { createWorkspace } from '../workspace/workspace'
 import type { Call } from './call'
 import { runWithDeadline } from './deadline'
@@ -18,25 +18,27 @@ export interface ToolRunnerDeps {
 /** Runs the tool of a call: its context, its deadline, its output checked; and the context of its dry run. */
 export interface ToolRunner {
   /** The call's controller is aborted by its deadline (and by whoever else holds it: a disconnect, a cancel). */
-  run(
-    call: Call,
-    limits: ToolLimits,
-    controller: AbortController,
-    emit: ((event: ToolEvent) => void) | undefined,
-  ): Promise<unknown>
+  run(call: Call, limits: ToolLimits, controller: AbortController, transport?: TransportParts): Promise<unknown>
   dryRunContext(call: Call, limits: ToolLimits): DryRunContext<ServiceName>
+}
+
+/** What the transport lends one call: where its progress goes, and the client it can ask mid-call. */
+export interface TransportParts {
+  emit?: ((event: ToolEvent) => void) | undefined
+  client?: ClientChannel | undefined
 }
 
 export function createToolRunner(deps: ToolRunnerDeps): ToolRunner {
   const { storage, log, services } = deps
 
-  function partsOf(call: Call, limits: ToolLimits, emit: ((event: ToolEvent) => void) | undefined): ContextParts {
+  function partsOf(call: Call, limits: ToolLimits, transport: TransportParts): ContextParts {
     const { principal } = call
     return {
       workspace: createWorkspace(storage, principal.tenant, call.workspaceId, { quota: services.quota }),
       limits,
       log,
-      emit,
+      emit: transport.emit,
+      client: transport.client,
       origin: call.origin,
       keyEgress: principal.egress,
       principal,
@@ -45,11 +47,11 @@ export function createToolRunner(deps: ToolRunnerDeps): ToolRunner {
   }
 
   return {
-    async run(call, limits, controller, emit) {
+    async run(call, limits, controller, transport = {}) {
       const { tool } = call.entry
       // Typed for the services the tool declared (its `uses`), which are the ones it is given.
       const context = new ToolCallContext(
-        partsOf(call, limits, emit),
+        partsOf(call, limits, transport),
         declaredServices(services, tool),
         controller,
       ) as never
@@ -67,7 +69,7 @@ export function createToolRunner(deps: ToolRunnerDeps): ToolRunner {
       return checked.data
     },
     dryRunContext(call, limits) {
-      const { workspace, keyEgress, principal } = partsOf(call, limits, undefined)
+      const { workspace, keyEgress, principal } = partsOf(call, limits, {})
       return { ...declaredServices(services, call.entry.tool), workspace, limits, keyEgress, principal } as never
     },
   }

@@ -2,7 +2,7 @@ import type { EgressPolicy } from '../core/egress-policy'
 import type { Logger } from '../core/logger'
 import type { JobViewer } from '../jobs/access'
 import type { ToolServices } from '../tools/services'
-import type { CallContext, Tool, ToolEvent, ToolLimits } from '../tools/tool'
+import type { CallContext, ClientChannel, Tool, ToolEvent, ToolLimits } from '../tools/tool'
 import type { Workspace } from '../workspace/workspace'
 
 /** The services a tool declared in `uses`, and no others. */
@@ -18,6 +18,7 @@ export interface ContextParts {
   limits: ToolLimits
   log: Logger
   emit: ((event: ToolEvent) => void) | undefined
+  client: ClientChannel | undefined
   origin: string | undefined
   keyEgress: EgressPolicy | undefined
   principal: JobViewer
@@ -48,6 +49,7 @@ export class ToolCallContext implements CallContext {
   keyEgress: EgressPolicy | undefined
   principal: JobViewer
   declare inlineImages?: boolean
+  declare client?: ClientChannel
 
   constructor(parts: ContextParts, services: Partial<ToolServices>, controller: AbortController) {
     Object.assign(this, services)
@@ -60,6 +62,7 @@ export class ToolCallContext implements CallContext {
     this.keyEgress = parts.keyEgress
     this.principal = parts.principal
     if (parts.inlineImages) this.inlineImages = true
+    if (parts.client) this.client = parts.client
   }
 
   get signal(): AbortSignal {

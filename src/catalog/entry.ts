@@ -46,7 +46,34 @@ export interface CatalogEntry {
   readonly runsInline?: boolean
   /** The JSON Schemas the tool was declared with; unset: derived from its zod schemas (built-ins). */
   readonly schemas?: DeclaredSchemas
+  /**
+   * What the tool's source offers besides tools (an MCP server's resources, prompts and completions),
+   * shared by all its tools: a key that may call one of them sees these too.
+   */
+  readonly surface?: SourceSurface
 }
+
+/**
+ * An MCP source's resources, prompts and completions, asked of its server live, as plain MCP JSON
+ * (no SDK types: the transports above shape them). Prompt names carry the source's prefix, as its
+ * tools' names do; resource URIs are the server's own. Each method is absent where the server offers
+ * nothing of the kind.
+ */
+export interface SourceSurface {
+  readonly source: string
+  /** The server's direct resources and resource templates (each list capped), for listing and routing. */
+  resources?(signal: AbortSignal): Promise<{ resources: JsonRecord[]; templates: JsonRecord[] }>
+  /** resources/read of one of its URIs: the server's `{ contents }`. */
+  readResource?(uri: string, signal: AbortSignal): Promise<JsonRecord>
+  /** Its prompts, names prefixed with the source's id. */
+  prompts?(signal: AbortSignal): Promise<JsonRecord[]>
+  /** prompts/get by the prefixed name: the server's `{ description?, messages }`. */
+  getPrompt?(name: string, args: Record<string, string>, signal: AbortSignal): Promise<JsonRecord>
+  /** completion/complete for one of its prompts (prefixed name) or resource templates: `{ completion }`. */
+  complete?(params: JsonRecord, signal: AbortSignal): Promise<JsonRecord>
+}
+
+export type JsonRecord = Record<string, unknown>
 
 /** Where the catalog places a built-in beyond its name (the job tools). */
 export type BuiltinPlacement = Pick<CatalogEntry, 'everyKey' | 'describedBy' | 'runsInline' | 'schemas'>
@@ -62,7 +89,7 @@ export function builtinEntry(tool: Tool, placement: BuiltinPlacement = {}): Cata
 export function sourceEntry(
   source: string,
   tool: Tool,
-  options: { schemas: DeclaredSchemas; sourceName?: string; aliasOf?: string },
+  options: { schemas: DeclaredSchemas; sourceName?: string; aliasOf?: string; surface?: SourceSurface },
 ): CatalogEntry {
   return {
     tool,
@@ -71,6 +98,7 @@ export function sourceEntry(
     source,
     schemas: options.schemas,
     ...(options.aliasOf !== undefined ? { aliasOf: options.aliasOf } : {}),
+    ...(options.surface ? { surface: options.surface } : {}),
   }
 }
 

@@ -16,7 +16,31 @@ export interface ToolLimits {
 }
 
 /** Progress a tool reports while it runs; streamed to clients that asked for text/event-stream. */
-export type ToolEvent = { type: 'output'; stream: 'stdout' | 'stderr'; text: string }
+export type ToolEvent =
+  | { type: 'output'; stream: 'stdout' | 'stderr'; text: string }
+  /** How far the work is (an upstream MCP server's progress notification, passed on). */
+  | { type: 'progress'; progress: number; total?: number; message?: string }
+  /** A log message (an upstream MCP server's notifications/message), at RFC 5424's levels as MCP names them. */
+  | { type: 'log'; level: LogLevel; logger?: string; data: unknown }
+
+export type LogLevel = 'debug' | 'info' | 'notice' | 'warning' | 'error' | 'critical' | 'alert' | 'emergency'
+
+/**
+ * What the calling client can do for a running tool, where its transport can carry it (MCP): an MCP
+ * source's server may ask for a completion (sampling) or for the user's input (elicitation) mid-call,
+ * and its own result may reach the client unchanged. REST and jobs have no such channel: unset.
+ */
+export interface ClientChannel {
+  /** The client's declared capabilities (MCP `capabilities`: `sampling`, `elicitation`, …). */
+  readonly capabilities: Readonly<Record<string, unknown>>
+  /** Sends the client a request (`sampling/createMessage`, `elicitation/create`) and waits for its answer. */
+  request(method: string, params: Record<string, unknown>, signal: AbortSignal): Promise<Record<string, unknown>>
+  /**
+   * An upstream MCP server's own result, unchanged: the transport answers with it in place of the
+   * output (which it still is for REST, jobs and the call's checks).
+   */
+  answer(result: Record<string, unknown>): void
+}
 
 /** A service a tool may declare in `uses`: the sandbox (`shell`), the outbound client (`http`), … */
 export type ServiceName = keyof ToolServices
@@ -40,6 +64,8 @@ export interface CallContext {
    * to its output, which the transport turns into an image content block. REST and SSE leave it unset.
    */
   inlineImages?: boolean
+  /** The calling client, where the transport can reach it mid-call (MCP); unset for REST and jobs. */
+  client?: ClientChannel
 }
 
 /** What a tool's run gets: the call, and the services it declared (`uses`), no others. */
@@ -84,6 +110,11 @@ export interface Tool<
    * it has no further effect (default: only for read tools).
    */
   hints?: { destructive?: boolean; idempotent?: boolean }
+  /**
+   * True when a call may send its client progress, log messages or requests mid-call (context.client,
+   * context.emit): an MCP source's tool. Transports that can carry them answer on a stream.
+   */
+  relaysClient?: boolean
   run(input: z.output<Input>, context: ToolContext<Uses>): Promise<z.input<Output>>
   /**
    * What to call this one call, e.g. "Edit src/app.ts": a person watching a stream of calls reads

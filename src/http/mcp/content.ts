@@ -1,5 +1,6 @@
 import type { CallToolResult, ContentBlock } from '@modelcontextprotocol/sdk/types.js'
 import { z } from 'zod'
+import { workspaceUri } from './resource-uris'
 
 /**
  * Protocol versions by what their results may carry. resource_link blocks and structuredContent came
@@ -13,7 +14,14 @@ export function supportsResourceLinks(version: string): boolean {
 const InlineImage = z.object({ mime_type: z.string(), data: z.string() })
 
 const FileList = z.array(
-  z.object({ url: z.string(), name: z.string(), mime_type: z.string().optional(), size: z.number().optional() }),
+  z.object({
+    url: z.string(),
+    name: z.string(),
+    path: z.string().optional(),
+    mime_type: z.string().optional(),
+    size: z.number().optional(),
+    expires_at: z.string().optional(),
+  }),
 )
 
 /**
@@ -21,7 +29,7 @@ const FileList = z.array(
  * call answers), a JSON text block of it, the picture of an `image` field as an image block (REST keeps
  * only the link), and the files it made as links the client can fetch.
  */
-export function resultOf(output: unknown, version: string): CallToolResult {
+export function resultOf(output: unknown, version: string, workspace: string): CallToolResult {
   const { image, ...rest } = output as Record<string, unknown>
   const picture = InlineImage.safeParse(image)
   const structured = picture.success ? rest : (output as Record<string, unknown>)
@@ -30,12 +38,20 @@ export function resultOf(output: unknown, version: string): CallToolResult {
     : []
   return {
     structuredContent: structured,
-    content: [{ type: 'text', text: JSON.stringify(structured) }, ...images, ...fileBlocks(structured, version)],
+    content: [
+      { type: 'text', text: JSON.stringify(structured) },
+      ...images,
+      ...fileBlocks(structured, version, workspace),
+    ],
   }
 }
 
-/** Files a tool made become resource links; for clients before 2025-06-18, a text block with the links. */
-function fileBlocks(output: unknown, version: string): ContentBlock[] {
+/**
+ * Files a tool made become resource links; for clients before 2025-06-18, a text block with the links.
+ * A workspace file's link is its resource URI, which resources/read answers with the same checks as
+ * read_file (surface.ts); its download link, which needs no MCP, is in the description.
+ */
+function fileBlocks(output: unknown, version: string, workspace: string): ContentBlock[] {
   const files = FileList.safeParse((output as { files?: unknown } | null)?.files)
   if (!files.success || files.data.length === 0) return []
   if (!supportsResourceLinks(version)) {
@@ -44,8 +60,11 @@ function fileBlocks(output: unknown, version: string): ContentBlock[] {
   }
   return files.data.map((file) => ({
     type: 'resource_link',
-    uri: file.url,
+    uri: file.path ? workspaceUri(workspace, file.path) : file.url,
     name: file.name,
+    ...(file.path
+      ? { description: `Download: ${file.url}${file.expires_at ? ` (until ${file.expires_at})` : ''}` }
+      : {}),
     ...(file.mime_type ? { mimeType: file.mime_type } : {}),
     ...(file.size !== undefined ? { size: file.size } : {}),
   }))

@@ -2,18 +2,35 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
 import {
   CallToolRequestSchema,
+  CompleteRequestSchema,
+  CreateMessageResultSchema,
   DEFAULT_NEGOTIATED_PROTOCOL_VERSION,
+  ElicitResultSchema,
+  ErrorCode,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+  ResultSchema,
+  SetLevelRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js'
 import type { Context } from 'hono'
 import type { Caller } from '../../caller/caller'
 import type { Catalog } from '../../catalog/catalog'
 import type { CatalogEntry } from '../../catalog/entry'
+import { isToolError } from '../../core/errors'
 import type { Logger } from '../../core/logger'
 import { type McpTool, toMcpTool } from '../../platforms/mcp'
+import type { ContextDeps } from '../context-document'
 import type { AppEnv } from '../env'
+import { problemBody } from '../problem'
 import { gatedListing } from './approvals'
-import { callTool } from './call'
+import { type ClientLink, callTool } from './call'
+import { type ClientRequests, createClientRequests, randomRequestIdBase } from './client-requests'
+import { createSurface, resourceNotFound, type Surface, type SurfaceRequest } from './surface'
 import { jobTaskStore, taskPollMs } from './tasks'
 
 export interface McpDeps {
@@ -21,20 +38,30 @@ export interface McpDeps {
   catalog: Catalog
   log: Logger
   version: string
+  /** What the context prompt and the workspace resources read. */
+  context: ContextDeps
 }
 
-/** Each tool's MCP listing, derived once per tool (a source's tools are new entries when it reloads). */
-export type McpListings = WeakMap<CatalogEntry, McpTool>
-
-export function mcpListings(): McpListings {
-  return new WeakMap()
+/** What the /mcp route keeps between requests: derived listings, and the requests awaiting a client. */
+export interface McpState {
+  listings: WeakMap<CatalogEntry, McpTool>
+  clientRequests: ClientRequests
+  surface: Surface
 }
 
-function listingOf(listings: McpListings, catalog: Catalog, entry: CatalogEntry): McpTool {
-  let listed = listings.get(entry)
+export function mcpState(deps: McpDeps): McpState {
+  return {
+    listings: new WeakMap(),
+    clientRequests: createClientRequests(),
+    surface: createSurface({ caller: deps.caller, catalog: deps.catalog, context: deps.context }),
+  }
+}
+
+function listingOf(state: McpState, catalog: Catalog, entry: CatalogEntry): McpTool {
+  let listed = state.listings.get(entry)
   if (!listed) {
     listed = toMcpTool(catalog.listing(entry))
-    listings.set(entry, listed)
+    state.listings.set(entry, listed)
   }
   return listed
 }
@@ -43,33 +70,49 @@ function listingOf(listings: McpListings, catalog: Catalog, entry: CatalogEntry)
  * One MCP request (stateless: a fresh server and transport per POST, so any instance answers any
  * request), on the SDK's own Web-standard transport: 400 for an unsupported MCP-Protocol-Version, an
  * empty 202 for notifications and responses, JSON answers, or an event stream when the request asked
- * for progress. Loaded by the /mcp route on its first request: the MCP SDK is not part of a cold start.
+ * for progress or calls a tool that may talk to its client mid-call. Loaded by the /mcp route on its
+ * first request: the MCP SDK is not part of a cold start.
  */
 export async function answerMcp(
   context: Context<AppEnv>,
-  listings: McpListings,
+  state: McpState,
   deps: McpDeps,
   workspaceId: string,
   body: unknown,
 ): Promise<Response> {
   const { caller, catalog } = deps
   const principal = context.get('principal')
+  // An answer to a request relayed to this client (sampling, elicitation) goes to the call that asked.
+  if (state.clientRequests.deliver(principal, body)) return new Response(null, { status: 202 })
   const version =
     context.req.header('mcp-protocol-version') ?? initializeVersion(body) ?? DEFAULT_NEGOTIATED_PROTOCOL_VERSION
   const server = new Server(
     { name: 'toolport', version: deps.version },
     {
-      // Only what is delivered: no tools/list_changed (a stateless server has no channel for it).
-      capabilities: { tools: { listChanged: false }, tasks: { cancel: {}, requests: { tools: { call: {} } } } },
+      // Only what is delivered: no list_changed and no resource subscriptions (a stateless server has
+      // no standing stream to send them on); logging goes on a call's own stream.
+      capabilities: {
+        tools: { listChanged: false },
+        resources: { listChanged: false },
+        prompts: { listChanged: false },
+        completions: {},
+        logging: {},
+        tasks: { cancel: {}, requests: { tools: { call: {} } } },
+      },
       taskStore: jobTaskStore(caller.jobAccess, principal, version),
       defaultTaskPollInterval: taskPollMs,
     },
   )
+  // The SDK numbers a server's own requests from 0; each request's server starts elsewhere, so an
+  // answer posted later finds its call in clientRequests (client-requests.ts).
+  const internals = server as unknown as { _requestMessageId: number }
+  internals._requestMessageId = randomRequestIdBase()
   const tasks = version >= '2025-11-25'
+  const surfaceRequest: SurfaceRequest = { principal, workspaceId, signal: context.req.raw.signal }
   // The catalog only where it is answered: initialize, notifications, calls and tasks do without it.
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
     tools: (await catalog.view(principal)).entries.map((entry) => {
-      const own = listingOf(listings, catalog, entry)
+      const own = listingOf(state, catalog, entry)
       // A key whose calls of this tool wait for approval may get a pending approval instead of the output.
       const gated = caller.needsApproval(principal, entry)
       const listed = gated ? gatedListing(own) : own
@@ -78,13 +121,66 @@ export async function answerMcp(
       return { ...listed, execution: { taskSupport: gated ? ('forbidden' as const) : ('optional' as const) } }
     }),
   }))
-  server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
-    callTool(request, extra, { context, caller, log: deps.log, principal, workspaceId, version }),
+  const streamed = await wantsStream(body, deps, principal)
+  let transport: WebStandardStreamableHTTPServerTransport | undefined
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const link: ClientLink = {
+      signal: extra.signal,
+      live: streamed,
+      notify: (method, params) => extra.sendNotification({ method, params } as never),
+      // Each relayed request is awaited under its id, so the client's later POST can answer it.
+      ask: (method, params, signal) => {
+        const done = state.clientRequests.expect(internals._requestMessageId, principal, (message) =>
+          transport?.onmessage?.(message),
+        )
+        return extra
+          .sendRequest({ method, params } as never, resultSchemaOf(method), {
+            signal,
+            timeout: clientRequestTimeoutMs,
+          })
+          .finally(done) as Promise<Record<string, unknown>>
+      },
+      capabilities: undefined,
+      logLevel: undefined,
+    }
+    const answer = await callTool(
+      {
+        name: request.params.name,
+        arguments: request.params.arguments,
+        progressToken: request.params._meta?.progressToken,
+        task: request.params.task ? 'requested' : 'none',
+      },
+      link,
+      { context, caller, log: deps.log, principal, workspaceId, version },
+    )
+    if ('error' in answer) throw new McpError(answer.error.code, answer.error.message, answer.error.data)
+    if ('task' in answer) return { task: answer.task }
+    return answer.result
+  })
+  const answer = <T>(work: () => Promise<T>) => protocolErrors(work, context, deps.log)
+  const { surface } = state
+  server.setRequestHandler(ListResourcesRequestSchema, (request) =>
+    answer(() => surface.listResources(surfaceRequest, request.params?.cursor) as never),
   )
-  const streamed = asksForProgress(body)
-  const transport = new WebStandardStreamableHTTPServerTransport({
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, () =>
+    answer(() => surface.listResourceTemplates(surfaceRequest) as never),
+  )
+  server.setRequestHandler(ReadResourceRequestSchema, (request) =>
+    answer(() => surface.readResource(surfaceRequest, request.params.uri) as never),
+  )
+  server.setRequestHandler(ListPromptsRequestSchema, () => answer(() => surface.listPrompts(surfaceRequest) as never))
+  server.setRequestHandler(GetPromptRequestSchema, (request) =>
+    answer(() => surface.getPrompt(surfaceRequest, request.params.name, request.params.arguments ?? {}) as never),
+  )
+  server.setRequestHandler(CompleteRequestSchema, (request) =>
+    answer(() => surface.complete(surfaceRequest, request.params as never) as never),
+  )
+  // Stateless: there is no session to keep a level in. Accepted so clients that set one go on; each
+  // call's stream carries every message (2026-07-28 clients send their level with each request).
+  server.setRequestHandler(SetLevelRequestSchema, async () => ({}))
+  transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
-    // An event stream only where it carries something: progress of a call that asked for it.
+    // An event stream only where it carries something: progress, log messages, relayed requests.
     enableJsonResponse: !streamed,
   })
   await server.connect(transport)
@@ -105,6 +201,35 @@ export async function answerMcp(
   return new Response(closing.readable, { status: response.status, headers: response.headers })
 }
 
+// How long a relayed request (an upstream's sampling or elicitation) may wait for the client: a person
+// may be answering it.
+const clientRequestTimeoutMs = 10 * 60_000
+
+function resultSchemaOf(method: string): typeof ResultSchema {
+  if (method === 'sampling/createMessage') return CreateMessageResultSchema as unknown as typeof ResultSchema
+  if (method === 'elicitation/create') return ElicitResultSchema as unknown as typeof ResultSchema
+  return ResultSchema
+}
+
+/**
+ * toolport's problems as MCP protocol errors: a missing resource is MCP's -32002, other refusals
+ * (validation, scope, a prompt that is not there) are invalid params, with the problem as data.
+ */
+async function protocolErrors<T>(work: () => Promise<T>, context: Context<AppEnv>, log: Logger): Promise<T> {
+  try {
+    return await work()
+  } catch (error) {
+    if (error instanceof McpError) throw error
+    const problem = problemBody(error, context, log)
+    const code = isToolError(error)
+      ? error.code === 'not_found' && (error.details as { uri?: unknown } | undefined)?.uri !== undefined
+        ? resourceNotFound
+        : ErrorCode.InvalidParams
+      : ErrorCode.InternalError
+    throw new McpError(code, String(problem.detail), problem)
+  }
+}
+
 function initializeVersion(body: unknown): string | undefined {
   const messages = Array.isArray(body) ? body : [body]
   for (const message of messages) {
@@ -116,13 +241,22 @@ function initializeVersion(body: unknown): string | undefined {
   return undefined
 }
 
-function asksForProgress(body: unknown): boolean {
+/**
+ * Whether the answer should be an event stream: a tools/call asking for progress, or calling a tool
+ * that may send its client log messages or requests mid-call (an MCP source's).
+ */
+async function wantsStream(body: unknown, deps: McpDeps, principal: AppEnv['Variables']['principal']) {
   const messages = Array.isArray(body) ? body : [body]
-  return messages.some((message) => {
+  for (const message of messages) {
     const candidate = message as {
       method?: unknown
-      params?: { _meta?: { progressToken?: unknown }; task?: unknown }
+      params?: { name?: unknown; _meta?: { progressToken?: unknown }; task?: unknown }
     } | null
-    return candidate?.method === 'tools/call' && candidate.params?._meta?.progressToken !== undefined
-  })
+    if (candidate?.method !== 'tools/call' || candidate.params?.task !== undefined) continue
+    if (candidate.params?._meta?.progressToken !== undefined) return true
+    if (typeof candidate.params?.name !== 'string') continue
+    const entry = await deps.catalog.resolve(principal.tenant, candidate.params.name).catch(() => undefined)
+    if (entry?.tool.relaysClient) return true
+  }
+  return false
 }

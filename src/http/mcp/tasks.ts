@@ -68,7 +68,7 @@ function statusOf(job: JobRecord): Task['status'] {
 
 /** What tasks/result answers: the tool's result as tools/call would have, or its problem as an error result. */
 function taskResultOf(job: JobRecord, version: string): CallToolResult {
-  if (job.status === 'succeeded') return resultOf(job.result, version)
+  if (job.status === 'succeeded') return resultOf(job.result, version, job.workspace)
   return {
     isError: true,
     content: [{ type: 'text', text: JSON.stringify(job.error ?? { detail: `The job was ${job.status}.` }) }],

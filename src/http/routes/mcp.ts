@@ -4,7 +4,7 @@ import { ToolError } from '../../core/errors'
 import { isLoopbackHost } from '../../core/loopback'
 import { assertCleanJson, readUtf8Body } from '../body'
 import type { AppEnv } from '../env'
-import type { McpDeps, McpListings } from '../mcp/session'
+import type { McpDeps, McpState } from '../mcp/session'
 import { limitBody } from '../middleware/body-limit'
 import { assertKnownQuery } from '../query'
 import { parseWorkspace } from '../workspace-param'
@@ -22,7 +22,7 @@ export interface McpRouteDeps extends McpDeps {
  */
 export function registerMcpRoute(app: OpenAPIHono<AppEnv>, deps: McpRouteDeps): void {
   // Built on the first MCP request, with the SDK: neither is needed to serve REST calls.
-  let listings: McpListings | undefined
+  let state: McpState | undefined
   const limitedBody = limitBody(deps.maxBodyBytes, `Send at most ${deps.maxBodyBytes} bytes in one MCP message.`)
   const publicOrigin = new URL(deps.publicUrl).origin
   app.all('/mcp', limitedBody, async (context) => {
@@ -37,7 +37,7 @@ export function registerMcpRoute(app: OpenAPIHono<AppEnv>, deps: McpRouteDeps): 
     assertKnownQuery(context.req.url, ['workspace'])
     const workspace = parseWorkspace(context.req.query('workspace') ?? context.get('principal').defaultWorkspace)
     const session = await import('../mcp/session')
-    listings ??= session.mcpListings()
+    state ??= session.mcpState(deps)
     // Read here (the body limit applies) so the session can see what the request asks for before it answers.
     const json = /^application\/json\b/i.test(context.req.header('content-type') ?? '')
     let body: unknown
@@ -64,7 +64,7 @@ export function registerMcpRoute(app: OpenAPIHono<AppEnv>, deps: McpRouteDeps): 
       if (batchProblem) return failed(-32600, `Invalid Request: ${batchProblem}`)
       await assertTokenScope(deps, context.get('principal'), body)
     }
-    return session.answerMcp(context, listings, deps, workspace, body)
+    return session.answerMcp(context, state, deps, workspace, body)
   })
 }
 

@@ -151,7 +151,8 @@ function streamCall(context: Context<AppEnv>, caller: Caller, call: AdmittedCall
     // Output events are queued in order; the final event waits for them.
     let pending = Promise.resolve()
     const emit = (event: ToolEvent) => {
-      pending = pending.then(() => stream.writeSSE({ event: 'output', data: JSON.stringify(event) }))
+      // output, progress and log events, each under its own name
+      pending = pending.then(() => stream.writeSSE({ event: event.type, data: JSON.stringify(event) }))
     }
     try {
       const outcome = await caller.run(call, { mode: 'now', disconnect, emit })

@@ -1,9 +1,18 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
-import { JSONRPCMessageSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
+import {
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
+  ErrorCode,
+  JSONRPCMessageSchema,
+  LoggingMessageNotificationSchema,
+  McpError,
+  ToolListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js'
 import type { JsonSchemaValidator, jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js'
 import { ToolError } from '../../core/errors'
+import type { ClientChannel, ToolEvent } from '../../tools/tool'
 import { resolveSecrets } from '../declared'
 import type { SourceLoadContext } from '../types'
 import { fetchThrough, ProcessTransport } from './mcp-connection'
@@ -11,11 +20,25 @@ import { connectTimeoutOf, type McpManifest } from './mcp-manifest'
 
 type CallResult = { content?: unknown; structuredContent?: unknown; isError?: unknown }
 
+/** Where one call's progress, log messages and the server's requests go: the calling client's. */
+export interface CallRelay {
+  emit: (event: ToolEvent) => void
+  client: ClientChannel | undefined
+}
+
 export interface Connection {
   client(): Promise<Client>
   /** What the server said on its way out (stdio: why the connection ended, its stderr tail). */
   note(): string
-  call(tool: string, args: Record<string, unknown>, signal: AbortSignal, timeoutMs: number): Promise<CallResult>
+  call(
+    tool: string,
+    args: Record<string, unknown>,
+    signal: AbortSignal,
+    timeoutMs: number,
+    relay?: CallRelay,
+  ): Promise<CallResult>
+  /** Any other request (resources, prompts, completions), on the same connection and idle rules as a call. */
+  use<T>(work: (client: Client) => Promise<T>): Promise<T>
   onToolsChanged(listener: () => void): void
   close(): Promise<void>
 }
@@ -43,11 +66,50 @@ export function createConnection(manifest: McpManifest, context: SourceLoadConte
   let idleTimer: ReturnType<typeof setTimeout> | undefined
   let busy = 0
   const listeners: Array<() => void> = []
+  // The calls in flight on this connection, with where their messages go.
+  const inflight = new Set<CallRelay>()
+
+  /**
+   * The call a server's log message or request belongs to. MCP messages over one connection carry no
+   * reference to the call they serve, so only a lone call in flight can be named: with two (an
+   * operator's source serves every tenant on one connection) a message could reach another tenant's
+   * client, so log messages are dropped and requests refused.
+   */
+  function relayTarget(): CallRelay | undefined {
+    if (inflight.size !== 1) return undefined
+    return inflight.values().next().value
+  }
+
+  async function askClient(
+    capability: 'sampling' | 'elicitation',
+    method: string,
+    params: Record<string, unknown>,
+    signal: AbortSignal,
+  ): Promise<never> {
+    const target = relayTarget()
+    if (!target?.client) {
+      throw new McpError(
+        ErrorCode.InvalidRequest,
+        inflight.size > 1
+          ? `toolport cannot tell which of ${inflight.size} calls in flight this ${method} belongs to, so it is refused.`
+          : `The client calling through toolport cannot answer ${method} here (its transport has no channel for it).`,
+      )
+    }
+    if (!(capability in target.client.capabilities)) {
+      throw new McpError(
+        ErrorCode.InvalidRequest,
+        `The client calling through toolport does not support ${capability}, so ${method} is refused.`,
+      )
+    }
+    return (await target.client.request(method, params, signal)) as never
+  }
 
   async function open(): Promise<{ client: Client; transport: Transport }> {
+    // Sampling and elicitation are declared so the server may ask: each request is relayed to the
+    // client of the call it belongs to, or refused when that client cannot answer (relayTarget).
     const client = new Client(
       { name: 'toolport', version: '0.1.0' },
-      { capabilities: {}, jsonSchemaValidator: resultsUnchecked },
+      { capabilities: { sampling: {}, elicitation: {} }, jsonSchemaValidator: resultsUnchecked },
     )
     const transport = await transportFor(manifest, context)
     lastTransport = transport
@@ -58,6 +120,16 @@ export function createConnection(manifest: McpManifest, context: SourceLoadConte
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       for (const listener of listeners) listener()
     })
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+      const { level, logger, data } = notification.params
+      relayTarget()?.emit({ type: 'log', level, ...(logger !== undefined ? { logger } : {}), data })
+    })
+    client.setRequestHandler(CreateMessageRequestSchema, (request, extra) =>
+      askClient('sampling', 'sampling/createMessage', request.params, extra.signal),
+    )
+    client.setRequestHandler(ElicitRequestSchema, (request, extra) =>
+      askClient('elicitation', 'elicitation/create', request.params, extra.signal),
+    )
     await client.connect(transport, { timeout: connectTimeoutOf(manifest), signal: context.signal })
     return { client, transport }
   }
@@ -85,21 +157,44 @@ export function createConnection(manifest: McpManifest, context: SourceLoadConte
       idleTimer.unref?.()
     }
   }
+  async function use<T>(work: (client: Client, transport: Transport) => Promise<T>): Promise<T> {
+    busy++
+    clearTimeout(idleTimer)
+    try {
+      const { client, transport } = await connect()
+      return await work(client, transport)
+    } finally {
+      busy--
+      if (!context.keepWarm) await close()
+      else scheduleIdle()
+    }
+  }
+
   return {
     client: async () => (await connect()).client,
     note: () => (lastTransport instanceof ProcessTransport ? lastTransport.problemNote() : ''),
     onToolsChanged: (listener) => listeners.push(listener),
     close,
-    async call(tool, args, signal, timeoutMs) {
-      busy++
-      clearTimeout(idleTimer)
-      try {
-        const { client, transport } = await connect()
+    async call(tool, args, signal, timeoutMs, relay) {
+      return use(async (client, transport) => {
+        if (relay) inflight.add(relay)
         try {
           const result = await client.callTool({ name: tool, arguments: args }, undefined, {
             signal,
             timeout: timeoutMs,
             resetTimeoutOnProgress: true,
+            // A progress token is sent only where the progress has somewhere to go.
+            ...(relay
+              ? {
+                  onprogress: ({ progress, total, message }) =>
+                    relay.emit({
+                      type: 'progress',
+                      progress,
+                      ...(total !== undefined ? { total } : {}),
+                      ...(message !== undefined ? { message } : {}),
+                    }),
+                }
+              : {}),
           })
           // A server on the 2024 protocol may answer { toolResult }: its content is that value, as text.
           return 'toolResult' in result
@@ -107,13 +202,12 @@ export function createConnection(manifest: McpManifest, context: SourceLoadConte
             : (result as CallResult)
         } catch (error) {
           throw callError(error, manifest.id, tool, transport)
+        } finally {
+          if (relay) inflight.delete(relay)
         }
-      } finally {
-        busy--
-        if (!context.keepWarm) await close()
-        else scheduleIdle()
-      }
+      })
     },
+    use: (work) => use((client) => work(client)),
   }
 }
 

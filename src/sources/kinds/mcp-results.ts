@@ -60,11 +60,13 @@ export function failedCall(result: CallResult, source: string, tool: string): To
 
 /**
  * A successful result as a source tool's output without an outputSchema: text joined and cut to the
- * response budget, images and embedded resources saved as workspace files with links.
+ * response budget, images and embedded resources saved as workspace files with links (unless the
+ * client gets the server's own result, blocks and all: then nothing is written to the workspace).
  */
 export async function textOutputOf(
   result: CallResult,
   context: HandoffContext & { limits: { maxResponseChars: number } },
+  options: { saveFiles: boolean } = { saveFiles: true },
 ): Promise<Record<string, unknown>> {
   const blocks = blocksOf(result)
   const texts: string[] = []
@@ -74,7 +76,7 @@ export async function textOutputOf(
     if (block.type === 'text') texts.push(block.text)
     else if (block.type === 'resource_link') {
       links.push({ uri: block.uri, name: block.name, ...(block.mimeType ? { mime_type: block.mimeType } : {}) })
-    } else if (saved.length < maxFilesPerCall) {
+    } else if (options.saveFiles && saved.length < maxFilesPerCall) {
       const file = fileOf(block)
       if (file.text !== undefined && file.binary === undefined) texts.push(file.text)
       if (file.binary) saved.push(await saveOutputFile(context, { outputPath: undefined, ...file, bytes: file.binary }))

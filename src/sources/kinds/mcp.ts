@@ -1,4 +1,4 @@
-import { type CatalogEntry, sourceEntry } from '../../catalog/entry'
+import { type CatalogEntry, type SourceSurface, sourceEntry } from '../../catalog/entry'
 import type { Effect as EffectName } from '../../core/effects'
 import { defineTool } from '../../tools/tool'
 import { maxToolsPerSource, toolNamePattern } from '../declared'
@@ -10,6 +10,7 @@ import { type Connection, createConnection } from './mcp-client'
 import { listAllTools } from './mcp-connection'
 import { connectTimeoutMs, connectTimeoutOf, type McpManifest } from './mcp-manifest'
 import { failedCall, McpTextOutput, mcpTextOutputSchema, textOutputOf } from './mcp-results'
+import { mcpSurface } from './mcp-surface'
 
 /** `mcp`: an MCP server's tools as toolport tools (the manifest is in mcp-manifest.ts). */
 export const mcpKind: SourceKind<McpManifest> = {
@@ -19,12 +20,19 @@ export const mcpKind: SourceKind<McpManifest> = {
     try {
       const client = await connection.client()
       const listed = await listAllTools(client, context.signal, connectTimeoutOf(manifest))
+      const offered = client.getServerCapabilities() ?? {}
+      const surface = mcpSurface(
+        manifest.id,
+        connection,
+        { resources: !!offered.resources, prompts: !!offered.prompts, completions: !!offered.completions },
+        manifest.timeout_seconds * 1000,
+      )
       const wanted = manifest.tools ? new Set(manifest.tools) : undefined
       const tools: CatalogEntry[] = []
       const notes: string[] = []
       for (const upstream of listed) {
         if (wanted && !wanted.has(upstream.name)) continue
-        const made = sourceTool(manifest, upstream, connection)
+        const made = sourceTool(manifest, upstream, connection, surface)
         if (typeof made === 'string') notes.push(made)
         else tools.push(made)
       }
@@ -50,7 +58,12 @@ export const mcpKind: SourceKind<McpManifest> = {
 type UpstreamTool = Awaited<ReturnType<typeof listAllTools>>[number]
 
 /** One of the server's tools as a toolport tool, or why it was skipped. */
-function sourceTool(manifest: McpManifest, upstream: UpstreamTool, connection: Connection): CatalogEntry | string {
+function sourceTool(
+  manifest: McpManifest,
+  upstream: UpstreamTool,
+  connection: Connection,
+  surface: SourceSurface,
+): CatalogEntry | string {
   const name = `${manifest.id}_${upstream.name}`
   if (!toolNamePattern.test(name))
     return `skipped ${JSON.stringify(upstream.name.slice(0, 80))}: ${name.slice(0, 80)} is not a valid tool name`
@@ -87,11 +100,29 @@ function sourceTool(manifest: McpManifest, upstream: UpstreamTool, connection: C
     // The server's own content may be files: saved to the workspace, handed back as links.
     uses: ['http', 'links'],
     deadlineMs: () => timeoutMs + connectTimeoutMs,
+    // Its progress and log messages reach a client that listens, and its server may ask that client.
+    relaysClient: true,
     async run(args, tool) {
-      const result = await connection.call(upstream.name, args as Record<string, unknown>, tool.signal, timeoutMs)
-      if (result.isError === true) throw failedCall(result, manifest.id, name)
-      if (check) return check(result.structuredContent, tool.limits.maxResponseChars)
-      return textOutputOf(result, tool)
+      const relay = { emit: tool.emit, client: tool.client }
+      const result = await connection.call(
+        upstream.name,
+        args as Record<string, unknown>,
+        tool.signal,
+        timeoutMs,
+        relay,
+      )
+      // The server's own result goes to an MCP client unchanged when it fits the response budget; the
+      // output below is still made and checked (REST, jobs, and the outputSchema's promise).
+      const native = tool.client && fitsBudget(result, tool.limits.maxResponseChars)
+      if (result.isError === true) {
+        if (native) tool.client?.answer(result as Record<string, unknown>)
+        throw failedCall(result, manifest.id, name)
+      }
+      const output = check
+        ? check(result.structuredContent, tool.limits.maxResponseChars)
+        : await textOutputOf(result, tool, { saveFiles: !native })
+      if (native) tool.client?.answer(result as Record<string, unknown>)
+      return output
     },
     async dryRun(args) {
       return {
@@ -104,7 +135,13 @@ function sourceTool(manifest: McpManifest, upstream: UpstreamTool, connection: C
   return sourceEntry(manifest.id, tool, {
     sourceName: upstream.name,
     schemas: { input: input.published, output: output ? output.published : mcpTextOutputSchema },
+    surface,
   })
+}
+
+/** Whether a result, as JSON, fits the response budget a client is answered within. */
+function fitsBudget(result: unknown, maxResponseChars: number): boolean {
+  return JSON.stringify(result).length <= maxResponseChars
 }
 
 /** MCP's hints as toolport's effect; only hints the server set count (the spec's defaults are guesses). */
