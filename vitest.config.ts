@@ -9,7 +9,10 @@ import { defineConfig } from 'vitest/config'
  *   s3rver, Miniflare's R2);
  * - runtimes: the Lambda, Workers and CLI entry points and the built Node server;
  * - stress: load, soak and hostile-input corpora;
- * - fleet: several real toolport processes on one s3rver bucket, with SIGKILL, SIGSTOP and a skewed clock.
+ * - fleet: several real toolport processes on one s3rver bucket, with SIGKILL, SIGSTOP and a skewed clock;
+ * - conformance: the official MCP conformance suite (its CLI, on the Node 22 in test/conformance) against
+ *   /mcp, with a fixture MCP server behind toolport as stdio sources in the sandbox;
+ * - clients: real MCP clients (the TypeScript SDK at three versions, the Python SDK) each against a toolport.
  */
 const project = (name: string, include: string[]) => ({ extends: true as const, test: { name, include } })
 
@@ -26,6 +29,8 @@ export default defineConfig({
       project('engines', ['test/engines/**/*.test.ts']),
       project('runtimes', ['test/runtimes/**/*.test.ts']),
       project('stress', ['test/stress/**/*.test.ts']),
+      project('conformance', ['test/conformance/**/*.test.ts']),
+      project('clients', ['test/clients/**/*.test.ts']),
       // Each fleet file starts several service processes: one file at a time on two cores.
       { extends: true as const, test: { name: 'fleet', include: ['test/fleet/**/*.test.ts'], fileParallelism: false } },
     ],

@@ -203,7 +203,9 @@ describe('the context prompt', () => {
     ).text()
     expect(prompt.messages).toEqual([{ role: 'user', content: { type: 'text', text: rest } }])
     const many = await client.getPrompt({ name: 'toolport_context', arguments: { workspace: 'many' } })
-    expect((many.messages[0]?.content as { text: string }).text).toContain('workspace "many"')
+    expect((many.messages.at(0)?.content as unknown as { text: string } | undefined)?.text).toContain(
+      'workspace "many"',
+    )
     const workspaces = await client.complete({
       ref: { type: 'ref/prompt', name: 'toolport_context' },
       argument: { name: 'workspace', value: 'ma' },

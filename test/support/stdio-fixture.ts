@@ -10,13 +10,14 @@ export interface StdioFixture {
 }
 
 /**
- * Bundles the stdio MCP fixture server into one file (the sandbox sees /usr, not node_modules), in a
- * folder the sandbox user can read.
+ * Bundles a stdio MCP fixture server (a file in test/fixtures, by default the sources suites'
+ * mcp-stdio-server.ts) into one server.mjs (the sandbox sees /usr, not node_modules), in a folder the
+ * sandbox user can read.
  */
-export async function bundleStdioFixture(): Promise<StdioFixture> {
+export async function bundleStdioFixture(entry = 'mcp-stdio-server.ts'): Promise<StdioFixture> {
   const folder = await mkdtemp(join(tmpdir(), 'toolport-mcp-fixture-'))
   await build({
-    entryPoints: [new URL('../fixtures/mcp-stdio-server.ts', import.meta.url).pathname],
+    entryPoints: [new URL(`../fixtures/${entry}`, import.meta.url).pathname],
     bundle: true,
     platform: 'node',
     format: 'esm',

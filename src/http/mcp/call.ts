@@ -30,7 +30,7 @@ export interface McpCallRequest {
 
 /** The era's way to reach the client mid-call: notifications on the answer's stream, requests. */
 export interface ClientLink {
-  /** Aborts when the client cancels the request. */
+  /** Aborts when the client cancels the call or goes away (its request, or a parked call's deadline). */
   signal: AbortSignal
   /** Whether notifications and requests can reach the client before the answer ends (an event stream, or MRTR). */
   live: boolean
@@ -124,7 +124,7 @@ export async function callTool(request: McpCallRequest, link: ClientLink, mcp: M
       if ('job' in outcome) return { task: taskOf(outcome.job) }
       return { result: resultOf(outcome.output, mcp.version, mcp.workspaceId) }
     }
-    const disconnect = disconnectOf(AbortSignal.any([context.req.raw.signal, link.signal]))
+    const disconnect = disconnectOf(link.signal)
     const relay = clientRelay(link, request.progressToken)
     try {
       if (request.progressToken !== undefined) {

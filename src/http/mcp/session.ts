@@ -30,6 +30,8 @@ import { problemBody } from '../problem'
 import { gatedListing } from './approvals'
 import { type ClientLink, callTool } from './call'
 import { type ClientRequests, createClientRequests, randomRequestIdBase } from './client-requests'
+import type { ModernHandler } from './modern'
+import { createParkedCalls, type ParkedCalls } from './parked-calls'
 import { createSurface, resourceNotFound, type Surface, type SurfaceRequest } from './surface'
 import { jobTaskStore, taskPollMs } from './tasks'
 
@@ -46,18 +48,23 @@ export interface McpDeps {
 export interface McpState {
   listings: WeakMap<CatalogEntry, McpTool>
   clientRequests: ClientRequests
+  /** 2026-07-28 calls waiting for their client's answers (multi round-trip requests). */
+  parkedCalls: ParkedCalls
   surface: Surface
+  /** The 2026-07-28 server, made on the first request that speaks it. */
+  modern?: ModernHandler
 }
 
 export function mcpState(deps: McpDeps): McpState {
   return {
     listings: new WeakMap(),
     clientRequests: createClientRequests(),
+    parkedCalls: createParkedCalls(),
     surface: createSurface({ caller: deps.caller, catalog: deps.catalog, context: deps.context }),
   }
 }
 
-function listingOf(state: McpState, catalog: Catalog, entry: CatalogEntry): McpTool {
+export function listingOf(state: McpState, catalog: Catalog, entry: CatalogEntry): McpTool {
   let listed = state.listings.get(entry)
   if (!listed) {
     listed = toMcpTool(catalog.listing(entry))
@@ -84,6 +91,11 @@ export async function answerMcp(
   const principal = context.get('principal')
   // An answer to a request relayed to this client (sampling, elicitation) goes to the call that asked.
   if (state.clientRequests.deliver(principal, body)) return new Response(null, { status: 202 })
+  if (await speaksModern(context.req.raw, body)) {
+    const modern = await import('./modern')
+    state.modern ??= modern.createModernHandler(state, deps)
+    return state.modern.answer({ context, principal, workspaceId }, body)
+  }
   const version =
     context.req.header('mcp-protocol-version') ?? initializeVersion(body) ?? DEFAULT_NEGOTIATED_PROTOCOL_VERSION
   const server = new Server(
@@ -125,7 +137,7 @@ export async function answerMcp(
   let transport: WebStandardStreamableHTTPServerTransport | undefined
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const link: ClientLink = {
-      signal: extra.signal,
+      signal: AbortSignal.any([context.req.raw.signal, extra.signal]),
       live: streamed,
       notify: (method, params) => extra.sendNotification({ method, params } as never),
       // Each relayed request is awaited under its id, so the client's later POST can answer it.
@@ -228,6 +240,26 @@ async function protocolErrors<T>(work: () => Promise<T>, context: Context<AppEnv
       : ErrorCode.InternalError
     throw new McpError(code, String(problem.detail), problem)
   }
+}
+
+/**
+ * Whether a request speaks 2026-07-28 (or claims a later revision, which that server refuses in its
+ * own words): the SDK's isLegacyRequest decides, asked only where a claim could be, so the 2025 path
+ * does not load the v2 SDK.
+ */
+async function speaksModern(request: Request, body: unknown): Promise<boolean> {
+  const header = request.headers.get('mcp-protocol-version')
+  const claims =
+    (header !== null && header >= '2026-07-28') ||
+    (Array.isArray(body) ? body : [body]).some(
+      (message) =>
+        (message as { params?: { _meta?: Record<string, unknown> } } | null)?.params?._meta?.[
+          'io.modelcontextprotocol/protocolVersion'
+        ] !== undefined,
+    )
+  if (!claims) return false
+  const { isLegacyRequest } = await import('@modelcontextprotocol/server')
+  return !(await isLegacyRequest(request, body))
 }
 
 function initializeVersion(body: unknown): string | undefined {

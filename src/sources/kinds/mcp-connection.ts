@@ -79,7 +79,7 @@ export class ProcessTransport implements Transport {
           } catch {
             return this.fail(new Error(`the MCP server wrote a line that is not JSON-RPC: ${line.slice(0, 200)}`))
           }
-          this.onmessage?.(message)
+          this.deliver(message)
         }
         newline = text.indexOf('\n')
       }
@@ -94,6 +94,16 @@ export class ProcessTransport implements Transport {
     void this.process.exited.then(({ code }) => {
       if (!this.closed) this.fail(new Error(`the MCP server exited (code ${code ?? 'killed'})`))
     })
+  }
+
+  /**
+   * A response waits one microtask: the SDK dispatches a notification a microtask after it arrives but
+   * a response at once, so the last progress notification of a call, read in the same chunk as its
+   * result, would find the call's progress handler already gone and be dropped.
+   */
+  private deliver(message: JSONRPCMessage): void {
+    if ('method' in message) this.onmessage?.(message)
+    else queueMicrotask(() => this.onmessage?.(message))
   }
 
   async send(message: JSONRPCMessage): Promise<void> {
