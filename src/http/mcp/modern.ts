@@ -175,14 +175,15 @@ async function modernCall(
       })
     }
     for (const [key, value] of Object.entries(ctx.mcpReq.inputResponses ?? {})) parked.respond(key, value)
-    return stepAnswer(await parked.next(), parked, state.parkedCalls)
+    return nextStep(parked, ctx, state.parkedCalls)
   }
   const envelope = (ctx.mcpReq.envelope ?? {}) as Record<string, unknown>
   const capabilities = (envelope['io.modelcontextprotocol/clientCapabilities'] ?? {}) as Record<string, unknown>
   const extensions = (capabilities.extensions ?? {}) as Record<string, unknown>
   const parked = state.parkedCalls.start(principal)
   const link: ClientLink = {
-    signal: AbortSignal.any([ctx.mcpReq.signal, parked.abort.signal]),
+    // The parked call's own: each request of it only cancels it while it waits on that request.
+    signal: parked.abort.signal,
     live: true,
     notify: (method, notification) => ctx.mcpReq.notify({ method, params: notification } as never),
     ask: (method, request, signal) => parked.ask(method, request, signal),
@@ -210,7 +211,22 @@ async function modernCall(
     (error: unknown) =>
       parked.finish({ error: { code: ProtocolErrorCode.InternalError, message: (error as Error).message } }),
   )
-  return stepAnswer(await parked.next(), parked, state.parkedCalls)
+  return nextStep(parked, ctx, state.parkedCalls)
+}
+
+/**
+ * The call's next step, as the answer to this request; the client cancelling this request (or going
+ * away) while the call runs for it cancels the call, but not once the request was answered.
+ */
+async function nextStep(parked: ParkedCall, ctx: ServerContext, calls: ParkedCalls) {
+  const cancel = () => parked.abort.abort(ctx.mcpReq.signal.reason ?? new Error('client disconnected'))
+  if (ctx.mcpReq.signal.aborted) cancel()
+  ctx.mcpReq.signal.addEventListener('abort', cancel, { once: true })
+  try {
+    return stepAnswer(await parked.next(), parked, calls)
+  } finally {
+    ctx.mcpReq.signal.removeEventListener('abort', cancel)
+  }
 }
 
 function stepAnswer(step: CallStep, parked: ParkedCall, calls: ParkedCalls) {
