@@ -93,6 +93,55 @@ describe('Lambda handler with recorded events', () => {
     expect(json(read)).toMatchObject({ path: 'notes/rest.txt', content: 'written through API Gateway REST' })
   })
 
+  it('speaks MCP 2026-07-28 and 2025-11-25 on /mcp: discover, a tool call, a workspace resource', async () => {
+    const envelope = {
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientInfo': { name: 'lambda-test', version: '1' },
+      'io.modelcontextprotocol/clientCapabilities': {},
+    }
+    const modern = (method: string, params: Record<string, unknown>, name?: string) =>
+      invoke('http-api-v2', {
+        method: 'POST',
+        path: '/mcp',
+        query: { workspace: 'mcp-ws' },
+        headers: {
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2026-07-28',
+          'mcp-method': method,
+          ...(name ? { 'mcp-name': name } : {}),
+        },
+        body: { jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: envelope } },
+      })
+    const discovered = json(await modern('server/discover', {}))
+    expect(discovered.result.supportedVersions).toEqual(['2026-07-28'])
+    const written = json(
+      await modern(
+        'tools/call',
+        { name: 'write_file', arguments: { path: 'm.txt', content: 'on lambda' } },
+        'write_file',
+      ),
+    )
+    expect(written.result.structuredContent).toMatchObject({ path: 'm.txt', created: true })
+    const read = json(
+      await modern('resources/read', { uri: 'toolport://workspace/mcp-ws/m.txt' }, 'toolport://workspace/mcp-ws/m.txt'),
+    )
+    expect(read.result.contents).toEqual([
+      { uri: 'toolport://workspace/mcp-ws/m.txt', mimeType: 'text/plain; charset=utf-8', text: 'on lambda' },
+    ])
+    const legacy = await invoke('api-gateway-rest-v1', {
+      method: 'POST',
+      path: '/mcp',
+      headers: { accept: 'application/json, text/event-stream' },
+      body: {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'old', version: '1' } },
+      },
+    })
+    expect(json(legacy).result.protocolVersion).toBe('2025-11-25')
+  })
+
   it('refuses browser sessions with a clear error: a session cannot outlive one invocation', async () => {
     const refused = await invoke('function-url', {
       path: '/v1/tools/browser_open',

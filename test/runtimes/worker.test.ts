@@ -103,6 +103,48 @@ describe('Cloudflare Worker (wrangler dev, local R2)', () => {
     }
   })
 
+  it('speaks MCP 2026-07-28 (SDK 2.x in workerd) and 2025-11-25 on /mcp', async (context) => {
+    const { url } = server(context)
+    const envelope = {
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientInfo': { name: 'worker-test', version: '1' },
+      'io.modelcontextprotocol/clientCapabilities': {},
+    }
+    const post = (body: unknown, headers: Record<string, string>) =>
+      fetch(`${url}/mcp?workspace=edge-mcp`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${key}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          ...headers,
+        },
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(15_000),
+      }).then((response) => response.json())
+    const modern = { 'mcp-protocol-version': '2026-07-28' }
+    const discovered = await post(
+      { jsonrpc: '2.0', id: 1, method: 'server/discover', params: { _meta: envelope } },
+      { ...modern, 'mcp-method': 'server/discover' },
+    )
+    expect(discovered.result.supportedVersions).toEqual(['2026-07-28'])
+    const listed = await post(
+      { jsonrpc: '2.0', id: 2, method: 'tools/list', params: { _meta: envelope } },
+      { ...modern, 'mcp-method': 'tools/list' },
+    )
+    expect(listed.result.tools.map((tool: { name: string }) => tool.name)).toContain('read_file')
+    const legacy = await post(
+      {
+        jsonrpc: '2.0',
+        id: 3,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'old', version: '1' } },
+      },
+      {},
+    )
+    expect(legacy.result.protocolVersion).toBe('2025-11-25')
+  })
+
   it('serves the API reference assets from the static assets folder', async (context) => {
     const { url } = server(context)
     const css = await fetch(`${url}/docs/assets/swagger-ui.css`, { signal: AbortSignal.timeout(15_000) })
