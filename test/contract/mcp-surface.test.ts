@@ -169,8 +169,8 @@ describe('the same checks as read_file', () => {
     const refused = await client
       .readResource({ uri: 'toolport://workspace/default/notes/todo.md' })
       .catch((error: unknown) => error)
-    expect((refused as McpError).code).toBe(ErrorCode.InvalidParams)
-    expect((refused as McpError).message).toMatch(/not found/i)
+    expect((refused as McpError).code).toBe(-32002)
+    expect((refused as McpError).message).toMatch(/no resource/i)
     await client.close()
   })
 
@@ -188,6 +188,10 @@ describe('the same checks as read_file', () => {
     }
     const missing = await client.readResource({ uri: 'file:///etc/passwd' }).catch((error: unknown) => error)
     expect((missing as McpError).code).toBe(-32002)
+    const absent = await client
+      .readResource({ uri: 'toolport://workspace/default/notes/absent.md' })
+      .catch((error: unknown) => error)
+    expect((absent as McpError).code).toBe(-32002)
     await client.close()
   })
 })

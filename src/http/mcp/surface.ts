@@ -2,7 +2,7 @@ import type { Principal } from '../../auth/principal'
 import type { Caller } from '../../caller/caller'
 import type { Catalog } from '../../catalog/catalog'
 import type { JsonRecord, SourceSurface } from '../../catalog/entry'
-import { ToolError } from '../../core/errors'
+import { isToolError, ToolError } from '../../core/errors'
 import { mimeTypeOf } from '../../core/mime'
 import { normalizeWorkspacePath } from '../../core/paths'
 import { fromBase64Url, toBase64Url } from '../../downloads/signing'
@@ -212,7 +212,11 @@ export function createSurface(deps: SurfaceDeps) {
     }
     await assertMayRead(request, workspaceId, path)
     const workspace = createWorkspace(deps.context.storage, request.principal.tenant, workspaceId)
-    const file = await workspace.readFile(path, deps.context.limits.maxFileBytes)
+    const file = await workspace.readFile(path, deps.context.limits.maxFileBytes).catch((error: unknown) => {
+      // A file that is not there is MCP's "resource not found"; a folder or a file too big stays a refusal.
+      if (isToolError(error) && error.code === 'not_found') throw missingResource(uri)
+      throw error
+    })
     const mimeType = mimeTypeOf(path)
     const text = textOf(file.bytes, mimeType)
     return {
