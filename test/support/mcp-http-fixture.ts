@@ -3,6 +3,8 @@ import type { AddressInfo } from 'node:net'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import { createFixtureMcpServer } from './mcp-fixture'
 
+type McpServerLike = ReturnType<typeof createFixtureMcpServer>
+
 export interface McpHttpFixture {
   url: string
   port: number
@@ -12,8 +14,11 @@ export interface McpHttpFixture {
   stop(): Promise<void>
 }
 
-/** The fixture MCP server over Streamable HTTP on 127.0.0.1, stateless (a server per request). */
-export async function startMcpHttpFixture(): Promise<McpHttpFixture> {
+/**
+ * The fixture MCP server over Streamable HTTP on 127.0.0.1, stateless (a server per request); `make`
+ * builds another server per request instead (a suite's own hostile one).
+ */
+export async function startMcpHttpFixture(make?: () => McpServerLike): Promise<McpHttpFixture> {
   const state = { grown: false }
   const fixture: McpHttpFixture = { url: '', port: 0, mode: 'ok', requests: 0, stop: async () => {} }
   const http: HttpServer = createServer(async (request, response) => {
@@ -28,7 +33,7 @@ export async function startMcpHttpFixture(): Promise<McpHttpFixture> {
       response.writeHead(405).end()
       return
     }
-    const server = createFixtureMcpServer({ flood: () => {} }, state)
+    const server = make ? make() : createFixtureMcpServer({ flood: () => {} }, state)
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined })
     response.on('close', () => {
       void transport.close()

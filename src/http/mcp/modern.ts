@@ -22,7 +22,7 @@ import { type ClientLink, callTool, type McpCallAnswer } from './call'
 import { resultOf } from './content'
 import type { CallStep, ParkedCall, ParkedCalls } from './parked-calls'
 import { listingOf, type McpDeps, type McpState } from './session'
-import type { SurfaceRequest } from './surface'
+import { protocolCodeOf, type SurfaceRequest } from './surface'
 import { taskOf, taskPollMs } from './tasks'
 
 /** The Tasks extension (SEP-2663) of 2026-07-28: tools/call may be answered with a task. */
@@ -282,7 +282,7 @@ async function protocolErrors<T>(work: () => Promise<T>, context: Context<AppEnv
   } catch (error) {
     if (error instanceof ProtocolError) throw error
     const problem = problemBody(error, context, log)
-    const code = isToolError(error) ? ProtocolErrorCode.InvalidParams : ProtocolErrorCode.InternalError
+    const code = isToolError(error) ? protocolCodeOf(error.code) : ProtocolErrorCode.InternalError
     throw new ProtocolError(code, String(problem.detail), problem)
   }
 }

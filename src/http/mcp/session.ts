@@ -32,7 +32,7 @@ import { type ClientLink, callTool } from './call'
 import { type ClientRequests, createClientRequests, randomRequestIdBase } from './client-requests'
 import type { ModernHandler } from './modern'
 import { createParkedCalls, type ParkedCalls } from './parked-calls'
-import { createSurface, resourceNotFound, type Surface, type SurfaceRequest } from './surface'
+import { createSurface, protocolCodeOf, resourceNotFound, type Surface, type SurfaceRequest } from './surface'
 import { jobTaskStore, taskPollMs } from './tasks'
 
 export interface McpDeps {
@@ -60,7 +60,7 @@ export function mcpState(deps: McpDeps): McpState {
     listings: new WeakMap(),
     clientRequests: createClientRequests(),
     parkedCalls: createParkedCalls(),
-    surface: createSurface({ caller: deps.caller, catalog: deps.catalog, context: deps.context }),
+    surface: createSurface({ caller: deps.caller, catalog: deps.catalog, context: deps.context, log: deps.log }),
   }
 }
 
@@ -236,7 +236,7 @@ async function protocolErrors<T>(work: () => Promise<T>, context: Context<AppEnv
     const code = isToolError(error)
       ? error.code === 'not_found' && (error.details as { uri?: unknown } | undefined)?.uri !== undefined
         ? resourceNotFound
-        : ErrorCode.InvalidParams
+        : protocolCodeOf(error.code)
       : ErrorCode.InternalError
     throw new McpError(code, String(problem.detail), problem)
   }

@@ -2,7 +2,8 @@ import type { Principal } from '../../auth/principal'
 import type { Caller } from '../../caller/caller'
 import type { Catalog } from '../../catalog/catalog'
 import type { JsonRecord, SourceSurface } from '../../catalog/entry'
-import { isToolError, ToolError } from '../../core/errors'
+import { type ErrorCode, isToolError, ToolError } from '../../core/errors'
+import type { Logger } from '../../core/logger'
 import { mimeTypeOf } from '../../core/mime'
 import { normalizeWorkspacePath } from '../../core/paths'
 import { fromBase64Url, toBase64Url } from '../../downloads/signing'
@@ -21,6 +22,7 @@ export interface SurfaceDeps {
   caller: Caller
   catalog: Catalog
   context: ContextDeps
+  log: Logger
 }
 
 /** Who asks, on which workspace: the same as a tools/call of the same request. */
@@ -39,6 +41,15 @@ const pageSize = 100
 /** MCP's "resource not found" (JSON-RPC server error range), which resources/read answers for a missing URI. */
 export const resourceNotFound = -32002
 
+/**
+ * The JSON-RPC error code of a refusal: the caller's mistakes (bad params, a name that is not there, a
+ * scope it lacks, a size past the limit) are invalid params; a source or the service failing is an
+ * internal error, so a client does not blame its own request.
+ */
+export function protocolCodeOf(code: ErrorCode): number {
+  return code === 'connection' || code === 'timeout' || code === 'unavailable' || code === 'internal' ? -32603 : -32602
+}
+
 export function createSurface(deps: SurfaceDeps) {
   const { caller, catalog } = deps
 
@@ -47,6 +58,26 @@ export function createSurface(deps: SurfaceDeps) {
     const seen = new Set<SourceSurface>()
     for (const entry of (await catalog.view(principal)).entries) if (entry.surface) seen.add(entry.surface)
     return [...seen]
+  }
+
+  /**
+   * A source's resources and templates for a listing: a source whose server fails or does not answer
+   * in its time is left out of the list (and logged), not the reason the whole list fails.
+   */
+  async function listedBy(surface: SourceSurface, request: SurfaceRequest) {
+    const none = { resources: [] as JsonRecord[], templates: [] as JsonRecord[] }
+    if (!surface.resources) return none
+    return surface.resources(request.signal).catch(skipped(surface, none))
+  }
+
+  function skipped<T = JsonRecord[]>(surface: SourceSurface, empty?: T) {
+    return (error: unknown): T => {
+      deps.log.warn('an MCP source failed to list its resources or prompts', {
+        source: surface.source,
+        error: error instanceof Error ? error.message : String(error),
+      })
+      return empty ?? ([] as T)
+    }
   }
 
   /** The same checks as a read_file call of this path: the key may call it, without an approver. */
@@ -81,7 +112,7 @@ export function createSurface(deps: SurfaceDeps) {
       const position = parseCursor(cursor)
       if (position.sources) {
         for (const surface of await sourcesOf(request.principal)) {
-          if (surface.resources) resources.push(...(await surface.resources(request.signal)).resources)
+          resources.push(...notOurs((await listedBy(surface, request)).resources, 'uri'))
         }
       }
       // The listing is what list_files would show: a key without it learns no file names here either.
@@ -113,7 +144,7 @@ export function createSurface(deps: SurfaceDeps) {
         },
       ]
       for (const surface of await sourcesOf(request.principal)) {
-        if (surface.resources) templates.push(...(await surface.resources(request.signal)).templates)
+        templates.push(...notOurs((await listedBy(surface, request)).templates, 'uriTemplate'))
       }
       return { resourceTemplates: templates }
     },
@@ -122,10 +153,10 @@ export function createSurface(deps: SurfaceDeps) {
       if (uri.startsWith(workspaceScheme)) return readWorkspaceFile(request, uri)
       for (const surface of await sourcesOf(request.principal)) {
         if (!surface.resources || !surface.readResource) continue
-        const { resources, templates } = await surface.resources(request.signal)
+        const { resources, templates } = await listedBy(surface, request)
         const listed = resources.some((resource) => resource.uri === uri)
         const templated = templates.some((template) => matchesTemplate(String(template.uriTemplate), uri))
-        if (listed || templated) return surface.readResource(uri, request.signal)
+        if (listed || templated) return bounded(await surface.readResource(uri, request.signal), uri)
       }
       throw missingResource(uri)
     },
@@ -141,7 +172,8 @@ export function createSurface(deps: SurfaceDeps) {
         },
       ]
       for (const surface of await sourcesOf(request.principal)) {
-        if (surface.prompts) prompts.push(...(await surface.prompts(request.signal)))
+        const own = surface.prompts ? await surface.prompts(request.signal).catch(skipped(surface)) : []
+        prompts.push(...own.filter((prompt) => prompt.name !== contextPrompt))
       }
       return { prompts }
     },
@@ -163,7 +195,7 @@ export function createSurface(deps: SurfaceDeps) {
           hint: 'prompts/list lists the prompts this key may get.',
         })
       }
-      return surface.getPrompt(name, args, request.signal)
+      return bounded(await surface.getPrompt(name, args, request.signal), name)
     },
 
     /** Workspace paths for the file template, workspace ids for the context prompt, else the source's. */
@@ -184,12 +216,27 @@ export function createSurface(deps: SurfaceDeps) {
         const ours =
           ref.type === 'ref/prompt'
             ? String(ref.name).startsWith(`${surface.source}_`)
-            : surface.resources &&
-              (await surface.resources(request.signal)).templates.some((template) => template.uriTemplate === ref.uri)
+            : (await listedBy(surface, request)).templates.some((template) => template.uriTemplate === ref.uri)
         if (ours) return surface.complete(params, request.signal)
       }
       return completion([])
     },
+  }
+
+  /**
+   * A source's resource or prompt as the client gets it, within the size a workspace file may have (as
+   * base64, with room for the JSON around it): a server cannot push more through toolport than a file.
+   */
+  function bounded(answer: JsonRecord, what: string): JsonRecord {
+    const limit = Math.ceil((deps.context.limits.maxFileBytes * 4) / 3) + 64 * 1024
+    if (JSON.stringify(answer).length <= limit) return answer
+    throw new ToolError(
+      'size_exceeded',
+      `The MCP source answered ${JSON.stringify(what.slice(0, 200))} with more than toolport passes on.`,
+      {
+        hint: `A resource or prompt may carry at most ${deps.context.limits.maxFileBytes} bytes of content (TOOLPORT_MAX_FILE_BYTES); ask the source's operator.`,
+      },
+    )
   }
 
   async function readWorkspaceFile(request: SurfaceRequest, uri: string): Promise<JsonRecord> {
@@ -241,6 +288,14 @@ export function createSurface(deps: SurfaceDeps) {
 }
 
 export type Surface = ReturnType<typeof createSurface>
+
+/**
+ * A source's own listing without entries under toolport's workspace scheme: those URIs are read from
+ * the workspace, never from a source, and a source listing them would only mislead.
+ */
+function notOurs(items: JsonRecord[], field: 'uri' | 'uriTemplate'): JsonRecord[] {
+  return items.filter((item) => !String(item[field]).startsWith(workspaceScheme))
+}
 
 function completion(values: string[]): JsonRecord {
   const cut = values.slice(0, 100)

@@ -24,9 +24,14 @@ export function mcpSurface(
     return name.slice(prefix.length)
   }
   const surface: { -readonly [K in keyof SourceSurface]: SourceSurface[K] } = { source }
+  // Every request is the server's: its failures become toolport's problems naming the source.
+  const ask = <T>(work: (client: Client) => Promise<T>, uri?: string) =>
+    connection.use(work).catch((error: unknown) => {
+      throw upstreamError(error, source, uri)
+    })
   if (offered.resources) {
     surface.resources = (signal) =>
-      connection.use(async (client) => ({
+      ask(async (client) => ({
         resources: await pages(client, 'resources/list', 'resources', signal, timeoutMs),
         templates: await pages(client, 'resources/templates/list', 'resourceTemplates', signal, timeoutMs).catch(
           // A server with resources but no templates may answer templates/list with "method not found".
@@ -34,11 +39,11 @@ export function mcpSurface(
         ),
       }))
     surface.readResource = (uri, signal) =>
-      connection.use(async (client) => (await client.readResource({ uri }, options(signal))) as JsonRecord)
+      ask(async (client) => (await client.readResource({ uri }, options(signal))) as JsonRecord, uri)
   }
   if (offered.prompts) {
     surface.prompts = (signal) =>
-      connection.use(async (client) =>
+      ask(async (client) =>
         (await pages(client, 'prompts/list', 'prompts', signal, timeoutMs)).map((prompt) => ({
           ...prompt,
           name: `${prefix}${String(prompt.name)}`,
@@ -46,7 +51,7 @@ export function mcpSurface(
       )
     surface.getPrompt = (name, args, signal) => {
       const own = upstreamName(name)
-      return connection.use(
+      return ask(
         async (client) => (await client.getPrompt({ name: own, arguments: args }, options(signal))) as JsonRecord,
       )
     }
@@ -55,7 +60,7 @@ export function mcpSurface(
     surface.complete = (params, signal) => {
       const ref = params.ref as JsonRecord
       const upstreamRef = ref.type === 'ref/prompt' ? { ...ref, name: upstreamName(String(ref.name)) } : ref
-      return connection.use(
+      return ask(
         async (client) =>
           (await client.complete({ ...params, ref: upstreamRef } as never, options(signal))) as JsonRecord,
       )
@@ -91,6 +96,39 @@ async function pages(
     if (!cursor) break
   }
   return items.slice(0, maxListed)
+}
+
+/**
+ * A source server's failure as a problem: a resource it does not have is not found (MCP's -32002, or
+ * the -32602 servers also use), its refusal of the request is a validation error with its words, a
+ * timeout is a timeout, anything else a connection problem. Its own error never passes as toolport's.
+ */
+function upstreamError(error: unknown, source: string, uri: string | undefined): ToolError {
+  if (error instanceof ToolError) return error
+  const code = (error as { code?: unknown } | null)?.code
+  const message = (error instanceof Error ? error.message : String(error)).slice(0, 300)
+  if (uri !== undefined && (code === -32002 || code === -32602)) {
+    return new ToolError('not_found', `There is no resource ${JSON.stringify(uri.slice(0, 300))}.`, {
+      hint: `The MCP source ${source} answered: ${message}`,
+      details: { uri: uri.slice(0, 300), source },
+    })
+  }
+  if (code === -32001 || /timed out|timeout/i.test(message)) {
+    return new ToolError('timeout', `The MCP source ${source} did not answer in time.`, {
+      hint: 'Try again later; tell the operator if it persists.',
+      details: { source },
+    })
+  }
+  if (code === -32602 || code === -32600) {
+    return new ToolError('validation', `The MCP source ${source} refused the request: ${message}`, {
+      hint: 'Check the name and arguments against prompts/list or resources/templates/list.',
+      details: { source },
+    })
+  }
+  return new ToolError('connection', `The MCP source ${source} failed: ${message}`, {
+    hint: 'The MCP server misbehaved or is down; try again, and tell the operator if it persists.',
+    details: { source },
+  })
 }
 
 function unknownPrompt(name: string): ToolError {
