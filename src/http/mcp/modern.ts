@@ -21,7 +21,7 @@ import { gatedListing } from './approvals'
 import { type ClientLink, callTool, type McpCallAnswer } from './call'
 import { resultOf } from './content'
 import type { CallStep, ParkedCall, ParkedCalls } from './parked-calls'
-import { listingOf, type McpDeps, type McpState } from './session'
+import { listingOf, type McpAsk, type McpDeps, type McpState } from './state'
 import { protocolCodeOf, type SurfaceRequest } from './surface'
 import { taskOf, taskPollMs } from './tasks'
 
@@ -32,12 +32,7 @@ const protocolVersion = '2026-07-28'
 /** How long a client may reuse a list (2026-07-28 cache hints); a catalog change shows after at most this. */
 const listTtlMs = 30_000
 
-/** What one HTTP request lends the per-request server: who asks, on which workspace. */
-interface Ask {
-  context: Context<AppEnv>
-  principal: Principal
-  workspaceId: string
-}
+type Ask = McpAsk
 
 /**
  * MCP 2026-07-28 on the SDK's v2 server (`@modelcontextprotocol/server`): no initialize and no

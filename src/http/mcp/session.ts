@@ -1,3 +1,6 @@
+export type { McpDeps, McpState } from './state'
+export { mcpState } from './state'
+
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
 import {
@@ -18,60 +21,16 @@ import {
   SetLevelRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js'
 import type { Context } from 'hono'
-import type { Caller } from '../../caller/caller'
-import type { Catalog } from '../../catalog/catalog'
-import type { CatalogEntry } from '../../catalog/entry'
 import { isToolError } from '../../core/errors'
 import type { Logger } from '../../core/logger'
-import { type McpTool, toMcpTool } from '../../platforms/mcp'
-import type { ContextDeps } from '../context-document'
 import type { AppEnv } from '../env'
 import { problemBody } from '../problem'
 import { gatedListing } from './approvals'
 import { type ClientLink, callTool } from './call'
-import { type ClientRequests, createClientRequests, randomRequestIdBase } from './client-requests'
-import type { ModernHandler } from './modern'
-import { createParkedCalls, type ParkedCalls } from './parked-calls'
-import { createSurface, protocolCodeOf, resourceNotFound, type Surface, type SurfaceRequest } from './surface'
+import { randomRequestIdBase } from './client-requests'
+import { listingOf, type McpDeps, type McpState } from './state'
+import { protocolCodeOf, resourceNotFound, type SurfaceRequest } from './surface'
 import { jobTaskStore, taskPollMs } from './tasks'
-
-export interface McpDeps {
-  caller: Caller
-  catalog: Catalog
-  log: Logger
-  version: string
-  /** What the context prompt and the workspace resources read. */
-  context: ContextDeps
-}
-
-/** What the /mcp route keeps between requests: derived listings, and the requests awaiting a client. */
-export interface McpState {
-  listings: WeakMap<CatalogEntry, McpTool>
-  clientRequests: ClientRequests
-  /** 2026-07-28 calls waiting for their client's answers (multi round-trip requests). */
-  parkedCalls: ParkedCalls
-  surface: Surface
-  /** The 2026-07-28 server, made on the first request that speaks it. */
-  modern?: ModernHandler
-}
-
-export function mcpState(deps: McpDeps): McpState {
-  return {
-    listings: new WeakMap(),
-    clientRequests: createClientRequests(),
-    parkedCalls: createParkedCalls(),
-    surface: createSurface({ caller: deps.caller, catalog: deps.catalog, context: deps.context, log: deps.log }),
-  }
-}
-
-export function listingOf(state: McpState, catalog: Catalog, entry: CatalogEntry): McpTool {
-  let listed = state.listings.get(entry)
-  if (!listed) {
-    listed = toMcpTool(catalog.listing(entry))
-    state.listings.set(entry, listed)
-  }
-  return listed
-}
 
 /**
  * One MCP request (stateless: a fresh server and transport per POST, so any instance answers any

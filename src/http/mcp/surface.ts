@@ -96,7 +96,7 @@ export function createSurface(deps: SurfaceDeps) {
     }
   }
 
-  async function mayCall(principal: Principal, tool: string): Promise<boolean> {
+  async function isAllowed(principal: Principal, tool: string): Promise<boolean> {
     try {
       await caller.assertAllowed(principal, tool)
       return true
@@ -116,7 +116,7 @@ export function createSurface(deps: SurfaceDeps) {
         }
       }
       // The listing is what list_files would show: a key without it learns no file names here either.
-      if (!(await mayCall(request.principal, 'list_files'))) return { resources }
+      if (!(await isAllowed(request.principal, 'list_files'))) return { resources }
       const workspace = createWorkspace(deps.context.storage, request.principal.tenant, request.workspaceId)
       const page = await workspace.storage.list(workspace.prefix, {
         limit: pageSize,
@@ -272,7 +272,7 @@ export function createSurface(deps: SurfaceDeps) {
   }
 
   async function completePaths(request: SurfaceRequest, workspaceId: string, prefix: string): Promise<string[]> {
-    if (!(await mayCall(request.principal, 'list_files'))) return []
+    if (!(await isAllowed(request.principal, 'list_files'))) return []
     const workspace = createWorkspace(deps.context.storage, request.principal.tenant, parseWorkspace(workspaceId))
     const page = await workspace.storage.list(`${workspace.prefix}${prefix}`, { limit: pageSize })
     return page.objects.map((object) => object.key.slice(workspace.prefix.length))
