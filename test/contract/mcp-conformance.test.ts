@@ -145,7 +145,9 @@ describe('a 2025-03-26-era SDK client (1.12)', () => {
     const pdf = await client.callTool({ name: 'pdf_generation', arguments: inputs.pdf_generation })
     const blocks = pdf.content as Array<{ type: string; text?: string }>
     expect(blocks.some((block) => block.type === 'resource_link')).toBe(false)
-    expect(blocks.find((block) => block.text?.startsWith('Files (download links)'))?.text).toMatch(/\.pdf: http/)
+    expect(blocks.find((block) => block.text?.startsWith('Files (resources, with download links)'))?.text).toMatch(
+      /\.pdf: toolport:\/\/workspace\/.+ \(download: http/,
+    )
     await client.close()
   }, 120_000)
 })

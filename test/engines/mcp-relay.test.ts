@@ -76,6 +76,7 @@ describe('2026-07-28: a source asking its client becomes input_required', () => 
       asked.push(request.params)
       return { action: 'accept', content: { username: 'ada', email: 'ada@example.com' } }
     })
+    await client.listTools()
     const result = await client.callTool({ name: 'test_elicitation', arguments: { message: 'Who are you?' } })
     expect(asked).toMatchObject([{ message: 'Who are you?', requestedSchema: { required: ['username', 'email'] } }])
     expect(textOf(result)).toBe('User response: action=accept, content={"username":"ada","email":"ada@example.com"}')
@@ -152,6 +153,8 @@ describe('2025-11-25: a source asking its client is a request on the call stream
         requestInit: { headers: { authorization: `Bearer ${key}` } },
       }),
     )
+    // Listed first: the client then holds each result to the tool's declared output schema.
+    await client.listTools()
     const result = await client.callTool({ name: 'test_elicitation', arguments: { message: 'Again?' } })
     expect(textOf(result)).toBe('User response: action=accept, content={"username":"bob","email":"bob@example.com"}')
     await client.close()

@@ -55,8 +55,13 @@ function fileBlocks(output: unknown, version: string, workspace: string): Conten
   const files = FileList.safeParse((output as { files?: unknown } | null)?.files)
   if (!files.success || files.data.length === 0) return []
   if (!supportsResourceLinks(version)) {
-    const lines = files.data.map((file) => `${file.name}: ${file.url}`)
-    return [{ type: 'text', text: `Files (download links):\n${lines.join('\n')}` }]
+    // The resource URI too, which resources/read answers at every version.
+    const lines = files.data.map((file) =>
+      file.path
+        ? `${file.name}: ${workspaceUri(workspace, file.path)} (download: ${file.url})`
+        : `${file.name}: ${file.url}`,
+    )
+    return [{ type: 'text', text: `Files (resources, with download links):\n${lines.join('\n')}` }]
   }
   return files.data.map((file) => ({
     type: 'resource_link',

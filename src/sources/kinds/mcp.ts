@@ -121,7 +121,9 @@ function sourceTool(
       const output = check
         ? check(result.structuredContent, tool.limits.maxResponseChars)
         : await textOutputOf(result, tool, { saveFiles: !native })
-      if (native) tool.client?.answer(result as Record<string, unknown>)
+      // toolport lists every tool with an output schema, and MCP clients hold a result to it: a server
+      // result without structured content gets the output (which matches it) as its structured content.
+      if (native) tool.client?.answer({ ...result, structuredContent: result.structuredContent ?? output })
       return output
     },
     async dryRun(args) {
