@@ -18,7 +18,7 @@ import {
 
 // Real MCP clients, each against its own toolport server (issue #39): each lists the tools, calls one,
 // reads the resource_link it returned through resources/read, gets the toolport_context prompt, and
-// finishes a 70 s call (as a task where the protocol version has tasks). The four run at once, so the
+// finishes a 70 s call (as a task where the protocol version has tasks). They run at once, so the
 // file takes about as long as one 70 s call.
 
 async function withServer(
@@ -50,8 +50,6 @@ describe.concurrent('real MCP clients', () => {
     clientTimeoutMs,
   )
 
-  // Needs toolport's 2026-07-28 path (src/http/mcp/modern.ts: server/discover, requests without
-  // initialize); it fails on a server without it.
   it(
     'TypeScript SDK 2.4 (2026-07-28 without initialize, the 70 s call kept open by progress)',
     ({ expect }) => withServer(expect, (server) => runSdk24(server.url, bearer), '2026-07-28', expectProgress),
@@ -61,6 +59,13 @@ describe.concurrent('real MCP clients', () => {
   it(
     'Python mcp 2.3.0 (2025-11-25, the 70 s call as a task)',
     ({ expect }) => withServer(expect, (server) => runPython(server.url, apiKey), '2025-11-25', expectTask),
+    clientTimeoutMs,
+  )
+
+  it(
+    'Python mcp 2.3.0 negotiating by itself (server/discover: 2026-07-28, the 70 s call kept open by progress)',
+    ({ expect }) =>
+      withServer(expect, (server) => runPython(server.url, apiKey, 'client_auto.py'), '2026-07-28', expectProgress),
     clientTimeoutMs,
   )
 })

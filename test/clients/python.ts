@@ -7,20 +7,21 @@ const folder = fileURLToPath(new URL('./python/', import.meta.url))
 const python = `${folder}.venv/bin/python`
 
 /**
- * The steps with the Python MCP SDK (`mcp` 2.3.0, test/clients/python/client.py) in its own venv:
- * protocol 2025-11-25 through initialize, the 70 s call as a task. Its report is its one line of stdout.
+ * The steps with the Python MCP SDK (`mcp` 2.3.0) in its own venv: client.py speaks 2025-11-25 through
+ * initialize, the 70 s call as a task; client_auto.py lets the SDK negotiate (server/discover, so
+ * 2026-07-28), the 70 s call kept open by progress. Its report is its one line of stdout.
  */
-export async function runPython(url: string, key: string): Promise<ClientReport> {
+export async function runPython(url: string, key: string, script = 'client.py'): Promise<ClientReport> {
   if (!existsSync(python)) {
     throw new Error(`The Python MCP client's venv is missing (${folder}.venv): run test/clients/python/setup.sh first.`)
   }
   const { stdout, stderr } = await new Promise<{ stdout: string; stderr: string }>((resolve, reject) => {
     execFile(
       python,
-      [`${folder}client.py`, `${url}/mcp`, key],
+      [`${folder}${script}`, `${url}/mcp`, key],
       { timeout: 170_000, maxBuffer: 16 * 1024 * 1024 },
       (error, stdout, stderr) => {
-        if (error) reject(new Error(`client.py failed (${error.message.split('\n')[0]}):\n${stderr}`))
+        if (error) reject(new Error(`${script} failed (${error.message.split('\n')[0]}):\n${stderr}`))
         else resolve({ stdout, stderr })
       },
     )
@@ -29,6 +30,6 @@ export async function runPython(url: string, key: string): Promise<ClientReport>
   try {
     return JSON.parse(line) as ClientReport
   } catch {
-    throw new Error(`client.py printed no JSON report:\nstdout: ${stdout}\nstderr: ${stderr}`)
+    throw new Error(`${script} printed no JSON report:\nstdout: ${stdout}\nstderr: ${stderr}`)
   }
 }
