@@ -143,6 +143,16 @@ describe('MCP 2026-07-28', () => {
     expect((task.result as { structuredContent: { stdout: string } }).structuredContent.stdout).toBe('late\n')
     const other = await (await post('tasks/get', { taskId: 'no-such-task', _meta: withTasks })).json()
     expect(other.error.code).toBe(-32602)
+    // The extension's methods are for clients that declare it on the request.
+    const undeclared = await (await post('tasks/get', { taskId, _meta: envelope() })).json()
+    expect(undeclared.error).toMatchObject({
+      code: -32021,
+      data: { requiredCapabilities: { extensions: { [tasks]: {} } } },
+    })
+    const update = await (await post('tasks/update', { taskId, inputResponses: {}, _meta: withTasks })).json()
+    expect(update.result.resultType).toBe('complete')
+    const cancelled = await (await post('tasks/cancel', { taskId, _meta: withTasks })).json()
+    expect(cancelled.result.resultType).toBe('complete')
   })
 
   it('answers the same slow call without the extension with the job to poll, never a task', async () => {

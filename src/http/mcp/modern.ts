@@ -103,20 +103,24 @@ function modernServer(state: McpState, deps: McpDeps, ask: Ask): Server {
     }
   })
   server.setRequestHandler('tools/call', (request, ctx) => modernCall(request.params, ctx, state, deps, ask))
-  server.setRequestHandler(
-    'tasks/get',
-    { params: z.object({ taskId: z.string() }).passthrough() },
-    async ({ taskId }) => detailedTask(await jobOf(deps, principal, taskId)),
-  )
-  server.setRequestHandler(
-    'tasks/cancel',
-    { params: z.object({ taskId: z.string() }).passthrough() },
-    async ({ taskId }) => {
-      await jobOf(deps, principal, taskId)
-      await caller.jobAccess.cancel(principal, taskId)
-      return {}
-    },
-  )
+  // The Tasks extension's methods, for clients that declare it on the request (-32021 otherwise); a
+  // task is a job, so tasks/update has nothing to deliver: toolport's tasks never wait for input.
+  const taskId = { params: z.object({ taskId: z.string() }).passthrough() }
+  server.setRequestHandler('tasks/get', taskId, async ({ taskId }, ctx) => {
+    assertTasksDeclared(ctx)
+    return detailedTask(await jobOf(deps, principal, taskId))
+  })
+  server.setRequestHandler('tasks/update', taskId, async ({ taskId }, ctx) => {
+    assertTasksDeclared(ctx)
+    await jobOf(deps, principal, taskId)
+    return {}
+  })
+  server.setRequestHandler('tasks/cancel', taskId, async ({ taskId }, ctx) => {
+    assertTasksDeclared(ctx)
+    await jobOf(deps, principal, taskId)
+    await caller.jobAccess.cancel(principal, taskId)
+    return {}
+  })
   server.setRequestHandler('resources/list', (request, ctx) =>
     answer(() => state.surface.listResources(surfaceOf(ctx), request.params?.cursor) as never),
   )
@@ -174,7 +178,7 @@ async function modernCall(
   }
   const envelope = (ctx.mcpReq.envelope ?? {}) as Record<string, unknown>
   const capabilities = (envelope['io.modelcontextprotocol/clientCapabilities'] ?? {}) as Record<string, unknown>
-  const extensions = (capabilities.extensions ?? {}) as Record<string, unknown>
+  const extensions = declaredExtensions(ctx)
   const parked = state.parkedCalls.start(principal)
   const link: ClientLink = {
     // The parked call's own: each request of it only cancels it while it waits on that request.
@@ -242,6 +246,19 @@ function answerOf(answer: McpCallAnswer) {
     return { resultType: 'task', ...task, ttlMs: ttl, pollIntervalMs: pollInterval ?? taskPollMs } as never
   }
   return answer.result as CallToolResult
+}
+
+function declaredExtensions(ctx: ServerContext): Record<string, unknown> {
+  const envelope = (ctx.mcpReq.envelope ?? {}) as Record<string, unknown>
+  const capabilities = (envelope['io.modelcontextprotocol/clientCapabilities'] ?? {}) as Record<string, unknown>
+  return (capabilities.extensions ?? {}) as Record<string, unknown>
+}
+
+function assertTasksDeclared(ctx: ServerContext): void {
+  if (tasksExtension in declaredExtensions(ctx)) return
+  throw new ProtocolError(ProtocolErrorCode.MissingRequiredClientCapability, 'Missing required client capability', {
+    requiredCapabilities: { extensions: { [tasksExtension]: {} } },
+  })
 }
 
 async function jobOf(deps: McpDeps, principal: Principal, taskId: string): Promise<JobRecord> {
