@@ -216,6 +216,19 @@ describe('the context prompt', () => {
     })
     expect(workspaces.completion.values).toEqual(['many'])
     await expect(client.getPrompt({ name: 'nope' })).rejects.toThrow(/no prompt named/)
+    // The tool prompt, and its enum-like argument completed with the tools this key may call.
+    const names = await client.complete({
+      ref: { type: 'ref/prompt', name: 'toolport_tool' },
+      argument: { name: 'name', value: 'read_' },
+    })
+    expect(names.completion.values).toEqual(['read_file'])
+    const guide = await client.getPrompt({ name: 'toolport_tool', arguments: { name: 'read_file' } })
+    const guideText = (guide.messages.at(0)?.content as { text?: string } | undefined)?.text ?? ''
+    expect(guideText).toMatch(/^The toolport tool read_file \(.+; effect read\)/)
+    expect(guideText).toContain('"path"')
+    await expect(client.getPrompt({ name: 'toolport_tool', arguments: { name: 'execute_nothing' } })).rejects.toThrow(
+      /no tool named/,
+    )
     await client.close()
   })
 })

@@ -115,6 +115,7 @@ describe("an MCP source's resources and prompts", () => {
     expect(templates).toEqual(['toolport://workspace/{workspace}/{+path}', 'notes://day/{day}'])
     expect((await client.listPrompts()).prompts.map((prompt) => prompt.name)).toEqual([
       'toolport_context',
+      'toolport_tool',
       'toolport_summary',
     ])
     expect((await client.readResource({ uri: 'notes://readme' })).contents).toEqual([
@@ -140,7 +141,7 @@ describe("an MCP source's resources and prompts", () => {
   it('names its prompts like its tools, and never lets one pass for toolport_context', async () => {
     const client = await connect(adminKey)
     const names = (await client.listPrompts()).prompts.map((prompt) => prompt.name)
-    expect(names).toEqual(['toolport_context', 'toolport_summary'])
+    expect(names).toEqual(['toolport_context', 'toolport_tool', 'toolport_summary'])
     expect(names).not.toContain('stall_summary')
     const summary = await client.getPrompt({ name: 'toolport_summary' })
     expect(summary.messages).toEqual([{ role: 'user', content: { type: 'text', text: 'prompt summary' } }])
@@ -156,7 +157,10 @@ describe("an MCP source's resources and prompts", () => {
       const client = await connect(key)
       const uris = (await client.listResources()).resources.map((resource) => resource.uri)
       expect(uris.filter((uri) => uri.startsWith('notes://'))).toEqual([])
-      expect((await client.listPrompts()).prompts.map((prompt) => prompt.name)).toEqual(['toolport_context'])
+      expect((await client.listPrompts()).prompts.map((prompt) => prompt.name)).toEqual([
+        'toolport_context',
+        'toolport_tool',
+      ])
       const refused = await client.readResource({ uri: 'notes://readme' }).catch((error: Error) => error)
       expect((refused as { code?: number }).code).toBe(-32002)
       await expect(client.getPrompt({ name: 'toolport_summary' })).rejects.toThrow(/no prompt named/)

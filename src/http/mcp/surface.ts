@@ -35,6 +35,11 @@ export interface SurfaceRequest {
 /** The context prompt: GET /v1/context's text as a user message. */
 export const contextPrompt = 'toolport_context'
 
+/** A tool of the catalog explained for a model: its description, effect and schemas. */
+export const toolPrompt = 'toolport_tool'
+
+const ownPrompts = new Set([contextPrompt, toolPrompt])
+
 /** Files per resources/list page. */
 const pageSize = 100
 
@@ -170,10 +175,16 @@ export function createSurface(deps: SurfaceDeps) {
             'The workspace, limits, tools and policies of this key, to put before a conversation (GET /v1/context).',
           arguments: [{ name: 'workspace', description: 'Workspace id; default: the one this request uses.' }],
         },
+        {
+          name: toolPrompt,
+          title: 'toolport tool',
+          description: 'One tool this key may call, explained: what it does, its effect, what it takes and answers.',
+          arguments: [{ name: 'name', description: 'The tool name (completion lists them).', required: true }],
+        },
       ]
       for (const surface of await sourcesOf(request.principal)) {
         const own = surface.prompts ? await surface.prompts(request.signal).catch(skipped(surface)) : []
-        prompts.push(...own.filter((prompt) => prompt.name !== contextPrompt))
+        prompts.push(...own.filter((prompt) => !ownPrompts.has(String(prompt.name))))
       }
       return { prompts }
     },
@@ -187,6 +198,7 @@ export function createSurface(deps: SurfaceDeps) {
           messages: [{ role: 'user', content: { type: 'text', text } }],
         }
       }
+      if (name === toolPrompt) return explainTool(request, args.name)
       const surface = (await sourcesOf(request.principal)).find(
         (candidate) => candidate.getPrompt && name.startsWith(`${candidate.source}_`),
       )
@@ -209,6 +221,10 @@ export function createSurface(deps: SurfaceDeps) {
       }
       if (ref.type === 'ref/prompt' && ref.name === contextPrompt) {
         return completion(argument.name === 'workspace' ? await completeWorkspaces(request, value) : [])
+      }
+      if (ref.type === 'ref/prompt' && ref.name === toolPrompt) {
+        const names = (await catalog.view(request.principal)).entries.map((entry) => entry.name)
+        return completion(argument.name === 'name' ? names.filter((name) => name.startsWith(value)) : [])
       }
       if (ref.type === 'ref/resource' && ref.uri === workspaceTemplate) return completion([])
       for (const surface of await sourcesOf(request.principal)) {
@@ -237,6 +253,34 @@ export function createSurface(deps: SurfaceDeps) {
         hint: `A resource or prompt may carry at most ${deps.context.limits.maxFileBytes} bytes of content (TOOLPORT_MAX_FILE_BYTES); ask the source's operator.`,
       },
     )
+  }
+
+  /** The toolport_tool prompt: a tool the key may call, as the catalog lists it, in words and schemas. */
+  async function explainTool(request: SurfaceRequest, name: string | undefined): Promise<JsonRecord> {
+    if (!name) {
+      throw new ToolError('validation', 'toolport_tool needs the argument name.', {
+        hint: 'Pass the name of a tool tools/list shows; completion/complete lists them.',
+        details: { field: 'name' },
+      })
+    }
+    const entry = (await catalog.view(request.principal)).entries.find((candidate) => candidate.name === name)
+    if (!entry) {
+      throw new ToolError('not_found', `There is no tool named ${JSON.stringify(name.slice(0, 100))} for this key.`, {
+        hint: 'tools/list lists the tools this key may call.',
+      })
+    }
+    const listing = catalog.listing(entry)
+    const text = [
+      `The toolport tool ${listing.name} (${listing.title}; effect ${listing.effect}): ${listing.description}`,
+      '',
+      `Call it with arguments matching this JSON Schema:\n${JSON.stringify(listing.input_schema, null, 2)}`,
+      '',
+      `It answers (structured content) matching:\n${JSON.stringify(listing.output_schema, null, 2)}`,
+    ].join('\n')
+    return {
+      description: `How to call ${listing.name}`,
+      messages: [{ role: 'user', content: { type: 'text', text } }],
+    }
   }
 
   async function readWorkspaceFile(request: SurfaceRequest, uri: string): Promise<JsonRecord> {
