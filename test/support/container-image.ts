@@ -67,7 +67,9 @@ export async function ensureTestImage(engine: 'podman' | 'docker' = 'podman'): P
       'root:x:0:0:root:/root:/bin/sh\nsandbox:x:1000:1000:sandbox:/workspace:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n',
     )
     await writeFile(join(root, 'etc/group'), 'root:x:0:\nsandbox:x:1000:\nnogroup:x:65534:\n')
-    const archive = join(root, '..', `${image.split(':')[1]}.tar`)
+    // Beside this build's own folder: two suites building the same image at once (the first run on a
+    // machine) must not write one archive while the other imports it.
+    const archive = `${root}.tar`
     await run('tar', ['-C', root, '-cf', archive, '.'])
     try {
       await run(engine, ['import', '--change', 'ENV PATH=/usr/local/bin:/usr/bin:/bin', archive, image])
