@@ -128,6 +128,7 @@ export async function requestWithRedirects<Body>(
         headers,
         redirects,
         maxRedirects,
+        request.secretHeaders,
       )
       if (hop) {
         await response.discard()

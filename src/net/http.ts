@@ -15,6 +15,11 @@ export interface HttpRequest {
   maxBytes?: number
   /** Redirects followed (each hop re-checked). Default 5, at most 5. */
   maxRedirects?: number
+  /**
+   * Names of headers that carry secrets (a source manifest's): like credentials, they never follow a
+   * redirect to another origin.
+   */
+  secretHeaders?: readonly string[]
   signal?: AbortSignal
 }
 

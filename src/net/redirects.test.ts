@@ -14,6 +14,15 @@ describe('redirects', () => {
     expect(headers).toEqual({})
   })
 
+  it("drops the caller's secret headers on a redirect to another origin only", () => {
+    const same = { 'x-api-key': 'k', accept: 'application/json' }
+    nextHop(from, { status: 307, location: '/again' }, same, 0, 5, ['X-Api-Key'])
+    expect(same).toEqual({ 'x-api-key': 'k', accept: 'application/json' })
+    const other = { 'x-api-key': 'k', accept: 'application/json' }
+    nextHop(from, { status: 307, location: 'https://elsewhere.example/' }, other, 0, 5, ['X-Api-Key'])
+    expect(other).toEqual({ accept: 'application/json' })
+  })
+
   it.each([
     ['an unparsable Location', 'http://[::1', 'which is not a URL'],
     ['a file: URL', 'file:///etc/passwd', 'to a file: URL'],

@@ -14,7 +14,8 @@ export interface NextHop {
 /**
  * Where a response sends the request next, by the fetch standard's rules; undefined when it is not a
  * redirect. Shared by every HTTP client so each one re-checks the hop the same way. Removes from
- * `headers` what must not follow: credentials across origins, Content-Type with a dropped body.
+ * `headers` (lower-case names) what must not follow: credentials and the caller's secret headers across
+ * origins, Content-Type with a dropped body.
  */
 export function nextHop(
   current: { url: URL; method: string },
@@ -22,6 +23,7 @@ export function nextHop(
   headers: Record<string, string>,
   redirects: number,
   maxRedirects: number,
+  secretHeaders: readonly string[] = [],
 ): NextHop | undefined {
   if (!redirectStatuses.has(response.status) || !response.location) return undefined
   if (redirects >= maxRedirects) {
@@ -30,8 +32,10 @@ export function nextHop(
     })
   }
   const url = redirectTarget(current.url, response.location)
-  // Credentials were chosen for the first origin only; never hand them to another one.
-  if (url.origin !== current.url.origin) for (const name of credentialHeaders) delete headers[name]
+  // Credentials and secrets were chosen for the first origin only; never hand them to another one.
+  if (url.origin !== current.url.origin) {
+    for (const name of [...credentialHeaders, ...secretHeaders]) delete headers[name.toLowerCase()]
+  }
   const toGet =
     response.status === 303 || ((response.status === 301 || response.status === 302) && current.method === 'POST')
   if (toGet) delete headers['content-type']

@@ -4,7 +4,7 @@ import type { HttpClient, HttpRequest } from '../net/http'
 export interface UpstreamCall {
   source: string
   tool: string
-  request: Pick<HttpRequest, 'url' | 'method' | 'headers' | 'body'>
+  request: Pick<HttpRequest, 'url' | 'method' | 'headers' | 'body' | 'secretHeaders'>
   timeoutMs: number
   maxBytes: number
   signal: AbortSignal

@@ -82,6 +82,8 @@ function httpTool(
     body: JSON.stringify(
       manifest.protocol === 'jsonrpc' ? { jsonrpc: '2.0', id: crypto.randomUUID(), method, params: input } : input,
     ),
+    // The manifest's headers (its secrets among them) never follow a redirect to another origin.
+    secretHeaders: Object.keys(headers),
   })
   const tool = defineTool({
     ...declaredIdentity(declared),

@@ -216,7 +216,7 @@ async function transportFor(manifest: McpManifest, context: SourceLoadContext): 
     if (!context.http) throw new Error('this runtime has no outbound HTTP client')
     const headers = resolveSecrets(manifest.headers, context.secret, 'header')
     return new StreamableHTTPClientTransport(new URL(manifest.url), {
-      fetch: fetchThrough(context.http, manifest.timeout_seconds * 1000 + 5_000),
+      fetch: fetchThrough(context.http, manifest.timeout_seconds * 1000 + 5_000, Object.keys(headers)),
       requestInit: { headers },
     })
   }

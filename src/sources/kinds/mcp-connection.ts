@@ -13,7 +13,7 @@ export const maxMessageBytes = 16 * 1024 * 1024
  * servers end each response stream with the result. GET (a standing server-to-client stream) is
  * answered 405 here, which the SDK takes as "this server offers none": nothing is held open.
  */
-export function fetchThrough(http: HttpClient, timeoutMs: number) {
+export function fetchThrough(http: HttpClient, timeoutMs: number, secretHeaders: readonly string[] = []) {
   return async (input: string | URL, init?: RequestInit): Promise<Response> => {
     const method = (init?.method ?? 'GET').toUpperCase()
     if (method === 'GET') return new Response(null, { status: 405, statusText: 'Method Not Allowed' })
@@ -29,6 +29,8 @@ export function fetchThrough(http: HttpClient, timeoutMs: number) {
       ...(body !== undefined ? { body } : {}),
       maxBytes: maxMessageBytes,
       timeoutMs,
+      // The manifest's headers (its secrets among them) never follow a redirect to another origin.
+      secretHeaders,
       ...(init?.signal ? { signal: init.signal } : {}),
     })
     if (response.truncated) throw new Error(`the MCP server sent a response larger than ${maxMessageBytes} bytes`)

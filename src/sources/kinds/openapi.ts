@@ -150,6 +150,8 @@ function operationTool(
         ...(body === undefined ? {} : { 'content-type': 'application/json' }),
       },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      // The manifest's headers (its secrets among them) never follow a redirect to another origin.
+      secretHeaders: Object.keys(headers),
     }
   }
   const tool = defineTool({
