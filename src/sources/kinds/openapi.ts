@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { type CatalogEntry, sourceEntry } from '../../catalog/entry'
+import { ToolError } from '../../core/errors'
 import type { HttpClient } from '../../net/http'
 import { defineTool } from '../../tools/tool'
 import {
@@ -117,6 +118,24 @@ function serverUrl(document: JsonSchema, documentUrl: string | undefined): strin
   }
 }
 
+/**
+ * A path parameter as one segment of its template: percent-encoded, and never empty, `.` or `..`, which
+ * every URL parser (and the upstream's router) resolves away, moving the call to another path of the
+ * API (`GET /items/{id}/details` with id `..` would be `GET /details`) with the source's credentials.
+ */
+function pathSegment(plan: OperationPlan, name: string, value: unknown): string {
+  const segment = encodeURIComponent(String(value ?? ''))
+  if (segment !== '' && segment !== '.' && segment !== '..') return segment
+  throw new ToolError(
+    'validation',
+    `The path parameter ${name} of ${plan.name} cannot be ${JSON.stringify(segment)}.`,
+    {
+      hint: `${name} fills one segment of ${plan.path}: an empty value, "." or ".." would send the call to another path.`,
+      details: { field: name },
+    },
+  )
+}
+
 function operationTool(
   manifest: OpenApiManifest,
   plan: OperationPlan,
@@ -126,7 +145,7 @@ function operationTool(
 ): CatalogEntry {
   const schemas = declaredSchemas({ name: plan.name, input_schema: plan.input, output_schema: plan.output })
   const requestOf = (input: Record<string, unknown>) => {
-    const path = plan.path.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(String(input[name] ?? '')))
+    const path = plan.path.replace(/\{([^}]+)\}/g, (_, name: string) => pathSegment(plan, name, input[name]))
     const url = new URL(`${baseUrl.replace(/\/+$/, '')}${path}`)
     for (const name of plan.queryParams) {
       const value = input[name]
