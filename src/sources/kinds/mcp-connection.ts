@@ -1,6 +1,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
+import { type JSONRPCMessage, type Tool, ToolSchema } from '@modelcontextprotocol/sdk/types.js'
+import { z } from 'zod'
 import type { HttpClient } from '../../net/http'
 import type { SourceProcess } from '../types'
 
@@ -133,15 +134,42 @@ export class ProcessTransport implements Transport {
   }
 }
 
-/** Lists every tool of a connected server, following pagination (bounded). */
-export async function listAllTools(client: Client, signal: AbortSignal, timeoutMs: number) {
-  const tools: Awaited<ReturnType<Client['listTools']>>['tools'] = []
+/**
+ * Lists every tool of a connected server, following pagination (bounded). Each tool is checked on its
+ * own: one the protocol's Tool shape refuses (an inputSchema that is not an object, a name that is no
+ * string) is skipped with why, and the server's other tools are served.
+ */
+export async function listAllTools(
+  client: Client,
+  signal: AbortSignal,
+  timeoutMs: number,
+): Promise<{ tools: Tool[]; skipped: string[] }> {
+  const tools: Tool[] = []
+  const skipped: string[] = []
   let cursor: string | undefined
   for (let page = 0; page < 50; page++) {
-    const result = await client.listTools(cursor ? { cursor } : {}, { signal, timeout: timeoutMs })
-    tools.push(...result.tools)
+    const result = await client.request({ method: 'tools/list', params: cursor ? { cursor } : {} }, ToolPage, {
+      signal,
+      timeout: timeoutMs,
+    })
+    for (const [index, raw] of result.tools.entries()) {
+      const parsed = ToolSchema.safeParse(raw)
+      if (parsed.success) tools.push(parsed.data)
+      else skipped.push(skippedTool(raw, index, parsed.error))
+    }
     cursor = result.nextCursor
     if (!cursor) break
   }
-  return tools
+  return { tools, skipped }
+}
+
+/** A page of tools/list as it comes: the tools unchecked, each checked by listAllTools on its own. */
+const ToolPage = z.looseObject({ tools: z.array(z.unknown()), nextCursor: z.string().optional() })
+
+function skippedTool(raw: unknown, index: number, error: z.ZodError): string {
+  const name = (raw as { name?: unknown } | null)?.name
+  const label = typeof name === 'string' ? JSON.stringify(name.slice(0, 80)) : `number ${index + 1} of its page`
+  const issue = error.issues[0]
+  const where = issue?.path.length ? issue.path.join('.') : 'the tool'
+  return `skipped ${label}: ${where} ${issue ? issue.message.toLowerCase().slice(0, 120) : 'is not an MCP tool'}`
 }

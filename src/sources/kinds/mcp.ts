@@ -19,7 +19,7 @@ export const mcpKind: SourceKind<McpManifest> = {
     const connection = createConnection(manifest, context)
     try {
       const client = await connection.client()
-      const listed = await listAllTools(client, context.signal, connectTimeoutOf(manifest))
+      const { tools: listed, skipped } = await listAllTools(client, context.signal, connectTimeoutOf(manifest))
       const offered = client.getServerCapabilities() ?? {}
       const surface = mcpSurface(
         manifest.id,
@@ -29,7 +29,7 @@ export const mcpKind: SourceKind<McpManifest> = {
       )
       const wanted = manifest.tools ? new Set(manifest.tools) : undefined
       const tools: CatalogEntry[] = []
-      const notes: string[] = []
+      const notes: string[] = [...skipped]
       for (const upstream of listed) {
         if (wanted && !wanted.has(upstream.name)) continue
         const made = sourceTool(manifest, upstream, connection, surface)
@@ -55,7 +55,7 @@ export const mcpKind: SourceKind<McpManifest> = {
   },
 }
 
-type UpstreamTool = Awaited<ReturnType<typeof listAllTools>>[number]
+type UpstreamTool = Awaited<ReturnType<typeof listAllTools>>['tools'][number]
 
 /** One of the server's tools as a toolport tool, or why it was skipped. */
 function sourceTool(
