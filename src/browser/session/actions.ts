@@ -3,7 +3,7 @@ import { ToolError } from '../../core/errors'
 import { call, centre, focusForTyping, resolveRef, selectOptions } from './elements'
 import { createFileActions } from './file-actions'
 import type { ActionDeps, ClickOptions } from './kit'
-import { createRunner } from './runner'
+import { createRunner, gone } from './runner'
 import type { Tab } from './tab'
 import { snapshotOf } from './tree'
 import type { BrowserSession, PageState, TabInfo } from './types'
@@ -212,12 +212,56 @@ export function createActions(deps: ActionDeps): Actions {
         await tab.page.close()
         return state()
       }),
-    evaluate: (expression) =>
-      run(async () => {
-        const value = await deps.tab().page.evaluate(expression)
-        return value === undefined ? null : value
-      }),
+    evaluate: (expression) => run(() => evaluateScript(deps.tab(), expression, deps.limits.actionMs - 500)),
   }
+}
+
+/** Errors puppeteer raises for the browser itself, as opposed to what the page's script threw. */
+const browserFailures = new Set(['ProtocolError', 'TargetCloseError', 'ConnectionClosedError', 'TimeoutError'])
+
+/**
+ * A model's script in the page: its value, or its own failure as the caller's 400 (a throw, a rejected
+ * promise, a syntax error, an undefined name), never the browser's 503. A script still running when
+ * the action's time is nearly up (an endless loop) is stopped with Runtime.terminateExecution, so the
+ * tab answers the session's next action instead of staying busy until it is closed.
+ */
+async function evaluateScript(tab: Tab, expression: string, withinMs: number): Promise<unknown> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const overrun = new Promise<'overrun'>((resolve) => {
+    timer = setTimeout(() => resolve('overrun'), Math.max(withinMs, 100))
+  })
+  try {
+    const outcome = await Promise.race([
+      tab.page.evaluate(expression).then(
+        (value) => ({ value }),
+        (error: unknown) => ({ error }),
+      ),
+      overrun,
+    ])
+    if (outcome === 'overrun') {
+      await tab.cdp.send('Runtime.terminateExecution').catch(() => {})
+      throw new ToolError('timeout', `The script ran longer than ${Math.round(withinMs / 1000)} s and was stopped.`, {
+        hint: 'The session goes on. Make the expression finish sooner (no endless loops, no waiting on slow work).',
+        details: { field: 'expression' },
+      })
+    }
+    if ('error' in outcome) throw scriptError(outcome.error)
+    return outcome.value === undefined ? null : outcome.value
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+function scriptError(error: unknown): unknown {
+  if (error instanceof ToolError) return error
+  if (error instanceof Error && (browserFailures.has(error.name) || gone(error))) return error
+  // A page's own Error keeps its name and message; anything else thrown is shown as what it is.
+  const what =
+    error instanceof Error ? `${error.name}: ${error.message.split('\n')[0]}` : (JSON.stringify(error) ?? String(error))
+  return new ToolError('validation', `The script failed in the page: ${what.slice(0, 500)}`, {
+    hint: 'Fix the expression (it runs as written in the current tab) and call again.',
+    details: { field: 'expression' },
+  })
 }
 
 function noTab(index: number, count: number): ToolError {

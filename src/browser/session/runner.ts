@@ -8,7 +8,7 @@ export function endedError(id: string, reason: string): ToolError {
 }
 
 /** Puppeteer's errors for a page, session or browser that went away under a call. */
-function gone(error: unknown): boolean {
+export function gone(error: unknown): boolean {
   if (!(error instanceof Error)) return false
   if (['TargetCloseError', 'ConnectionClosedError'].includes(error.name)) return true
   return /Target closed|Session closed|Connection closed|frame was detached|Page crashed|No target with given id/i.test(
