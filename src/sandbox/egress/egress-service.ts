@@ -78,8 +78,11 @@ export function createEgressService(options: EgressOptions): EgressService {
       layers: readonly EgressLayer[],
       run: (channel?: EgressChannel) => Promise<T>,
     ): Promise<EgressRun<T>> {
-      // Each layer was checked to be within the one before it, so the last is the narrowest.
-      const policy = layers.at(-1)?.policy ?? options.policy
+      // Each layer was checked to be within the one before it, so the last is the narrowest. A run
+      // that names no layer gets the server's policy as its one layer: a proxy never opens with none,
+      // which would decide nothing and let every host through.
+      const ruled: readonly EgressLayer[] = layers.length > 0 ? layers : [{ source: 'server', policy: options.policy }]
+      const policy = (ruled.at(-1) as EgressLayer).policy
       if (policy.mode === 'none') return { value: await run() }
       await mkdir(options.socketsDir, { recursive: true, mode: 0o711 })
       // The sandbox user must reach the socket through this folder; nobody can list it.
@@ -91,7 +94,7 @@ export function createEgressService(options: EgressOptions): EgressService {
           socketPath: join(folder, `${randomUUID()}.sock`),
           owner: options.owner,
           rules: {
-            layers,
+            layers: ruled,
             trustedHosts: options.trustedHosts,
             ...(options.resolve ? { resolve: options.resolve } : {}),
           },

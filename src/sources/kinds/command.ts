@@ -5,6 +5,7 @@ import { normalizeWorkspacePath } from '../../core/paths'
 import { existingFileRecord, fileOutput } from '../../downloads/handoff'
 import type { GeneratedFile } from '../../downloads/schemas'
 import { checkProgram } from '../../sandbox/policy/policy'
+import { egressLayers } from '../../tools/shell/egress-layers'
 import { defineTool, type ToolContext } from '../../tools/tool'
 import {
   checkDeclaredTools,
@@ -153,10 +154,12 @@ async function execute(
     })
   }
   checkProgram(argv[0] as string, shell.policy)
-  // No egress: a command source has no network (its manifest cannot open any).
+  // The same network as execute_command for the calling key: the operator's policy, narrowed by the key
+  // (a key with egress none gives its command tools none). The manifest cannot open any of its own.
   return shell.execute({
     storage: context.workspace.storage,
     tenant: context.workspace.tenant,
+    egress: egressLayers(shell, context.keyEgress, undefined),
     workspacePrefix: context.workspace.prefix,
     command: argv.join(' '),
     argv,
