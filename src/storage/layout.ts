@@ -39,6 +39,8 @@ export const approvalKeys = {
 export const sourceKeys = {
   operator: 'sources/operator/',
   tenant: (tenant: string) => `sources/tenants/${tenant}/`,
+  /** The tenant's source budget: each source's tools, reserved before its manifest is stored. */
+  budget: (tenant: string) => `sources/budgets/${tenant}.json`,
 }
 
 export const markerKeys = {
@@ -88,6 +90,11 @@ export const storageLayout: readonly LayoutEntry[] = [
     what: "a tenant's sources (`PUT /v1/sources/{id}`, [sources.md](sources.md))",
     writes:
       'compare-and-swap on the version the instance loaded: a PUT or DELETE another instance landed meanwhile is 409',
+  },
+  {
+    pattern: 'sources/budgets/{tenant}.json',
+    what: "a tenant's source budget: the tools of each of its sources, against `TOOLPORT_TENANT_SOURCES_MAX` and `TOOLPORT_TENANT_SOURCE_TOOLS_MAX` ([sources.md](sources.md#limits-and-safety))",
+    writes: 'compare-and-swap: a PUT reserves before it stores the manifest, a DELETE releases',
   },
   {
     pattern: 'sync-markers/tenants/{tenant}/workspaces/{workspace}/{reader}',

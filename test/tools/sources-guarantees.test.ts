@@ -300,3 +300,62 @@ describe("a tenant's budget of source tools (TOOLPORT_TENANT_SOURCE_TOOLS_MAX)",
     expect(read.body.content).toBe('budget')
   })
 })
+
+describe("a tenant's source budget under concurrent PUTs", () => {
+  const admin = 'race-admin-key-0123456789ab'
+  let raced: TestServer
+
+  beforeAll(async () => {
+    raced = await startTestServer(
+      { TOOLPORT_TENANT_SOURCE_TOOLS_MAX: '6', TOOLPORT_TENANT_SOURCES_MAX: '4' },
+      { fileKeys: [{ tenant: 'acme', key: admin, admin: true }] },
+    )
+  })
+  afterAll(async () => {
+    await raced?.stop()
+  })
+
+  const wide = (id: string) => ({
+    id,
+    kind: 'alias',
+    tools: ['a', 'b', 'c'].map((letter) => ({ name: `${id}_${letter}`, tool: 'read_file' })),
+  })
+  const narrow = (id: string) => ({ id, kind: 'alias', tools: [{ name: `${id}_only`, tool: 'read_file' }] })
+
+  async function stored(): Promise<string[]> {
+    const listed = await (
+      await fetch(`${raced.url}/v1/sources`, { headers: { authorization: `Bearer ${admin}` } })
+    ).json()
+    return listed.sources.map((source: { id: string }) => source.id)
+  }
+
+  it('lets no more tools in than the budget when PUTs race, and refuses the rest with 413', async () => {
+    // Eight sources of three tools each at once, against a budget of six tools: two fit.
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, (_, index) => putSource(raced, admin, wide(`wide${index}`))),
+    )
+    const statuses = answers.map((answer) => answer.status).sort()
+    expect(statuses).toEqual([201, 201, 413, 413, 413, 413, 413, 413])
+    expect(await stored()).toHaveLength(2)
+    // Removing one gives its tools back to the budget.
+    const [first] = await stored()
+    const removed = await fetch(`${raced.url}/v1/sources/${first}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${admin}` },
+    })
+    expect(removed.status).toBe(204)
+    expect((await putSource(raced, admin, wide('again'))).status).toBe(201)
+  })
+
+  it('lets no more sources in than TOOLPORT_TENANT_SOURCES_MAX when PUTs race', async () => {
+    for (const id of await stored()) {
+      await fetch(`${raced.url}/v1/sources/${id}`, { method: 'DELETE', headers: { authorization: `Bearer ${admin}` } })
+    }
+    const answers = await Promise.all(
+      Array.from({ length: 9 }, (_, index) => putSource(raced, admin, narrow(`small${index}`))),
+    )
+    expect(answers.filter((answer) => answer.status === 201)).toHaveLength(4)
+    expect(answers.filter((answer) => answer.status === 413)).toHaveLength(5)
+    expect(await stored()).toHaveLength(4)
+  })
+})

@@ -7,6 +7,7 @@ import type { Tool } from '../../tools/tool'
 import { parseManifest, type SourceDefinition, type TenantSourceKind } from '../manifest'
 import type { ProcessStarter, SourceLoadContext, SourceOwner, SourceStatus } from '../types'
 import { assembleTenant, clashOf, type TenantSources } from './assemble'
+import { createSourceBudget } from './budget'
 import { type HostedSource, loadTimeoutMs } from './hosted-source'
 import { createSourceStore, type SourceStore } from './manifest-store'
 import { checkOutboundUrls } from './outbound-urls'
@@ -102,6 +103,10 @@ export function createSourceHost(deps: SourceHostDeps): SourceHost {
   const overridesAt = { version: 0, value: false }
   const pendingFeeds = new Set<Promise<void>>()
   const assembled = new Map<string, { version: number; sources: TenantSources }>()
+  const budget = createSourceBudget(deps.storage, {
+    maxSources: deps.maxTenantSources,
+    maxTools: deps.maxTenantSourceTools,
+  })
 
   const changed = (source: HostedSource, reloadWanted: boolean) => {
     version++
@@ -240,20 +245,6 @@ export function createSourceHost(deps: SourceHostDeps): SourceHost {
       const next = set.candidate(id, definition)
       await Promise.race([next.load(), delay(loadTimeoutMs + 1_000)])
       const tenantOthers = set.ordered().filter((source) => source.id !== id)
-      // A budget of tools per tenant, counted once loaded (an MCP server or an OpenAPI document names
-      // its own): 38 sources of 1,000 wide tools, each within the manifest limits, exhausted the heap.
-      const total = tenantOthers.reduce((sum, source) => sum + source.tools.length, next.tools.length)
-      if (total > deps.maxTenantSourceTools) {
-        await next.close()
-        throw new ToolError(
-          'size_exceeded',
-          `The source ${id} was not registered: this tenant's sources would hold ${total} tools, and ${deps.maxTenantSourceTools} is the most allowed.`,
-          {
-            hint: "Register fewer tools (a smaller manifest, or `tools` to pick an MCP server's), or remove a source first.",
-            details: { field: 'tools' },
-          },
-        )
-      }
       const others = [...operatorEntries(), ...tenantOthers]
       const clash = next.state === 'ready' ? clashOf(next, others, builtinNames) : undefined
       if (clash) {
@@ -263,6 +254,17 @@ export function createSourceHost(deps: SourceHostDeps): SourceHost {
           details: { field: 'tools' },
         })
       }
+      // A budget of sources and tools per tenant, counted once loaded (an MCP server or an OpenAPI
+      // document names its own: 38 sources of 1,000 wide tools exhausted the heap), reserved by
+      // compare-and-swap before the manifest is stored, so concurrent PUTs cannot pass it together.
+      const stored = new Map(tenantOthers.map((source) => [source.id, source.tools.length]))
+      let unreserve: (() => Promise<void>) | undefined
+      try {
+        unreserve = await budget.reserve(tenant, id, next.tools.length, stored)
+      } catch (error) {
+        await next.close()
+        throw error
+      }
       // Over the version this instance loaded (or only if there is none): a PUT or DELETE that another
       // instance landed meanwhile is not overwritten, this one is refused instead.
       const known = existed ? state.polled.etagOf(id) : null
@@ -271,6 +273,7 @@ export function createSourceHost(deps: SourceHostDeps): SourceHost {
         etag = await state.store.write(id, JSON.stringify(json), known ?? null)
       } catch (error) {
         await next.close()
+        await unreserve().catch(() => {})
         if (isPreconditionFailed(error)) throw sourceChanged(id)
         throw error
       }
@@ -293,6 +296,14 @@ export function createSourceHost(deps: SourceHostDeps): SourceHost {
         if (isPreconditionFailed(error)) throw sourceChanged(id)
         throw error
       }
+      await budget.release(tenant, id).catch((error: unknown) => {
+        // Left, the reservation stops counting once it is older than a PUT in flight can be.
+        deps.log.warn('a removed source kept its budget reservation', {
+          tenant,
+          source: id,
+          error: error instanceof Error ? error.message : String(error),
+        })
+      })
       const removed = state.polled.set.remove(id)
       state.polled.forget(id)
       version++
