@@ -1,6 +1,6 @@
-import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { strToU8, zipSync } from 'fflate'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { maxBlockMs, measureLiveness } from '../support/liveness'
 import { type LocalWeb, startLocalWeb } from '../support/local-web'
 import { startTestServer, type TestServer } from '../support/server'
 
@@ -10,7 +10,6 @@ import { startTestServer, type TestServer } from '../support/server'
  * test server runs in this process, so its event loop is the one measured. A liveness bound, not a speed
  * target: the loop may never be blocked for a second, however long the heavy call itself takes.
  */
-const maxBlockMs = 1_000
 
 const gated = 'acme-gated-key-0123456789'
 const direct = 'acme-direct-key-0123456789'
@@ -66,31 +65,6 @@ afterAll(async () => {
   await server?.stop()
   await web?.stop()
 })
-
-/** Runs `heavy` beside a stream of /healthz calls; returns the longest loop delay and /healthz round trip. */
-async function measure(heavy: () => Promise<{ status: number }>) {
-  const histogram = monitorEventLoopDelay({ resolution: 10 })
-  histogram.enable()
-  let done = false
-  let slowestHealth = 0
-  const health = (async () => {
-    while (!done) {
-      const started = performance.now()
-      const response = await fetch(`${server.url}/healthz`)
-      await response.arrayBuffer()
-      slowestHealth = Math.max(slowestHealth, performance.now() - started)
-      await new Promise((resolve) => setTimeout(resolve, 20))
-    }
-  })()
-  try {
-    const answer = await heavy()
-    return { status: answer.status, loopMs: histogram.max / 1e6, healthMs: slowestHealth }
-  } finally {
-    done = true
-    await health
-    histogram.disable()
-  }
-}
 
 const call = (tool: string, body: unknown, query = '', key = direct) =>
   fetch(`${server.url}/v1/tools/${tool}${query}`, {
@@ -157,7 +131,7 @@ const heavyInputs: Array<[string, () => Promise<{ status: number }>, number]> = 
 
 describe('the event loop under heavy calls', () => {
   it.each(heavyInputs)('stays responsive during %s', { timeout: 120_000 }, async (_name, heavy, expected) => {
-    const { status, loopMs, healthMs } = await measure(heavy)
+    const { status, loopMs, healthMs } = await measureLiveness(server, heavy)
     expect(status).toBe(expected)
     expect(loopMs, 'longest event-loop delay (ms)').toBeLessThan(maxBlockMs)
     expect(healthMs, 'slowest /healthz round trip (ms)').toBeLessThan(maxBlockMs)

@@ -37,10 +37,84 @@ export function fetchThrough(http: HttpClient, timeoutMs: number, secretHeaders:
     if (response.truncated) throw new Error(`the MCP server sent a response larger than ${maxMessageBytes} bytes`)
     // 204 and 202 carry no body, and Response refuses one for them.
     const empty = response.status === 204 || response.status === 202 || response.status === 304
-    return new Response(empty ? null : (response.body as BodyInit), {
+    if (empty) return new Response(null, { status: response.status, headers: response.headers })
+    const type = response.headers['content-type'] ?? ''
+    const stream = /^text\/event-stream/i.test(type)
+    // Counted before the SDK sees any of it: an answer it fails to read it would wait on until its timeout.
+    if (stream && countEventEnds(response.body) > maxMessagesPerAnswer) throw tooManyMessages()
+    if (/^application\/json/i.test(type)) assertFewMessages(response.body)
+    return new Response(stream ? pacedEvents(response.body) : (response.body as BodyInit), {
       status: response.status,
       headers: response.headers,
     })
+  }
+}
+
+/**
+ * Most messages one answer may carry: a request is answered with its response and the notifications of
+ * its run (a long call's progress, its log lines), not a flood. Past it the answer is refused.
+ */
+export const maxMessagesPerAnswer = 10_000
+
+// Bytes the SDK's event-stream parser is handed at a time, the event loop free between two handfuls.
+const pacedChunkBytes = 16 * 1024
+
+/**
+ * An event-stream answer handed to the SDK a handful of bytes at a time, each after a macrotask: the
+ * SDK parses and dispatches every event of a chunk in microtasks, so 16 MB of tiny notifications
+ * handed over at once held every tenant's calls (and /healthz) for most of a minute.
+ */
+function pacedEvents(body: Uint8Array): ReadableStream<Uint8Array> {
+  let offset = 0
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (offset >= body.byteLength) return controller.close()
+      const end = Math.min(offset + pacedChunkBytes, body.byteLength)
+      controller.enqueue(body.subarray(offset, end))
+      offset = end
+      await new Promise((resolve) => setTimeout(resolve, 0))
+    },
+  })
+}
+
+function tooManyMessages(): Error {
+  return new Error(`the MCP server sent more than ${maxMessagesPerAnswer} messages in one answer`)
+}
+
+/** Blank lines (an event's end): \n\n, or \r\n\r\n. */
+function countEventEnds(chunk: Uint8Array): number {
+  let count = 0
+  for (let index = 1; index < chunk.length; index++) {
+    if (chunk[index] === 10 && (chunk[index - 1] === 10 || (chunk[index - 1] === 13 && chunk[index - 2] === 10)))
+      count++
+  }
+  return count
+}
+
+/**
+ * A JSON answer holding a batch: the SDK parses and dispatches every message of it at once, on the
+ * service's thread, so a batch is held to maxMessagesPerAnswer before it is handed over.
+ */
+function assertFewMessages(body: Uint8Array): void {
+  // A batch starts with "[" (after optional whitespace); one message is an object and costs nothing.
+  let start = 0
+  while (start < body.length && (body[start] === 32 || body[start] === 10 || body[start] === 13 || body[start] === 9))
+    start++
+  if (body[start] !== 91) return
+  let depth = 0
+  let inString = false
+  let messages = 0
+  for (let index = start; index < body.length; index++) {
+    const byte = body[index]
+    if (inString) {
+      if (byte === 92) index++
+      else if (byte === 34) inString = false
+    } else if (byte === 34) inString = true
+    else if (byte === 91 || byte === 123) {
+      depth++
+      if (depth === 2) messages++
+      if (messages > maxMessagesPerAnswer) throw tooManyMessages()
+    } else if (byte === 93 || byte === 125) depth--
   }
 }
 
