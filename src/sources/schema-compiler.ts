@@ -13,6 +13,12 @@ export const schemaLimits = {
   nodes: 5_000,
   /** Characters of one `pattern`. */
   patternChars: 512,
+  /**
+   * Schema nodes with every `$ref` expanded in place: what checking one value may visit, each branch of
+   * a combinator in turn. 2 KB of `anyOf` over the next level twice, 21 levels deep, is 2^21 nodes,
+   * and checking one wrong value against it held the event loop for 7 to 17 s.
+   */
+  expandedNodes: 50_000,
 }
 
 export type JsonSchema = Record<string, unknown>
@@ -48,6 +54,7 @@ export function compileSchema(schema: unknown, field: string, options: CompileOp
   }
   const normalized = normalize(schema, field, 0, { count: 0, text: options.text ?? 'refuse' }) as JsonSchema
   assertRefsLead(normalized, field)
+  assertBoundedExpansion(normalized, field)
   if (options.root === 'object' && !acceptsObjects(normalized)) {
     throw invalid(field, 'must describe an object (type: "object"), since tool input and output are JSON objects')
   }
@@ -66,15 +73,7 @@ export function compileSchema(schema: unknown, field: string, options: CompileOp
  * too deeply". Recursion through properties or items (a tree) is fine.
  */
 function assertRefsLead(root: JsonSchema, field: string): void {
-  const resolve = (pointer: string): unknown => {
-    let at: unknown = root
-    for (const raw of pointer === '#' ? [] : pointer.slice(2).split('/')) {
-      // A fragment's JSON Pointer: percent-decoded (openapi-operations.ts encodes names), then ~1 and ~0.
-      const key = percentDecoded(raw).replaceAll('~1', '/').replaceAll('~0', '~')
-      at = isObject(at) ? at[key] : Array.isArray(at) ? at[Number(key)] : undefined
-    }
-    return at
-  }
+  const resolve = (pointer: string): unknown => pointerTarget(root, pointer)
   // The schemas a value must match as a whole, beside this one: where a cycle would never end.
   const sameValue = (node: JsonSchema, path: string): Array<{ schema: unknown; path: string }> => {
     const next: Array<{ schema: unknown; path: string }> = []
@@ -123,6 +122,65 @@ function assertRefsLead(root: JsonSchema, field: string): void {
     }
   }
   visit(root, field)
+}
+
+/**
+ * The schema's size with its `$ref`s expanded, bounded (schemaLimits.expandedNodes): each definition is
+ * counted where it is used, as many times as it is used, so reuse that multiplies (a combinator over the
+ * same definition, level after level) is refused where it grows. Recursion through a property or an
+ * item counts once: it is bounded by the input, which has its own limits.
+ */
+function assertBoundedExpansion(root: JsonSchema, field: string): void {
+  const sizes = new Map<object, number>()
+  const onPath = new Set<object>()
+  const size = (node: unknown, path: string): number => {
+    if (!isObject(node)) return 1
+    const known = sizes.get(node)
+    if (known !== undefined) return known
+    if (onPath.has(node)) return 1
+    onPath.add(node)
+    let total = 1
+    const add = (child: unknown, at: string) => {
+      total += size(child, at)
+      if (total > schemaLimits.expandedNodes) {
+        throw invalid(
+          path,
+          `grows to more than ${schemaLimits.expandedNodes} schema nodes when its $refs are expanded (every branch of a combinator is checked in turn), so checking one call against it could hold the service; use each definition fewer times`,
+        )
+      }
+    }
+    // A definition is named where it is written, which is where its author can change it.
+    if (typeof node.$ref === 'string') add(pointerTarget(root, node.$ref), `${field}${pointerPath(node.$ref)}`)
+    for (const [key, value] of Object.entries(node)) {
+      // Definitions are counted where they are used, not where they are written.
+      if (key === '$defs') continue
+      if (schemaMaps.has(key) && isObject(value)) {
+        for (const [name, schema] of Object.entries(value)) add(schema, `${path}.${key}.${name}`)
+      } else if (schemaLists.has(key) && Array.isArray(value)) {
+        for (const [index, schema] of value.entries()) add(schema, `${path}.${key}.${index}`)
+      } else if (schemaValues.has(key)) add(value, `${path}.${key}`)
+    }
+    onPath.delete(node)
+    sizes.set(node, total)
+    return total
+  }
+  size(root, field)
+}
+
+/** A local `$ref` as a dotted field path below the schema's own (#/$defs/a → .$defs.a). */
+function pointerPath(pointer: string): string {
+  return pointer === '#' ? '' : `.${pointer.slice(2).split('/').map(percentDecoded).join('.')}`
+}
+
+/** What a local `$ref` (a JSON Pointer fragment) names in the document; undefined when nothing. */
+function pointerTarget(root: JsonSchema, pointer: string): unknown {
+  let at: unknown = root
+  for (const raw of pointer === '#' ? [] : pointer.slice(2).split('/')) {
+    // A fragment's JSON Pointer: percent-decoded (openapi-operations.ts encodes names), then ~1 and ~0.
+    const key = percentDecoded(raw).replaceAll('~1', '/').replaceAll('~0', '~')
+    at = isObject(at) ? at[key] : Array.isArray(at) ? at[Number(key)] : undefined
+  }
+  return at
 }
 
 function percentDecoded(text: string): string {
