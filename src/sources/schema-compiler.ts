@@ -128,20 +128,40 @@ function assertRefsLead(root: JsonSchema, field: string): void {
  * The schema's size with its `$ref`s expanded, bounded (schemaLimits.expandedNodes): each definition is
  * counted where it is used, as many times as it is used, so reuse that multiplies (a combinator over the
  * same definition, level after level) is refused where it grows. Recursion through a property or an
- * item counts once: it is bounded by the input, which has its own limits.
+ * item is bounded by the input, but only if each level of the input is checked against it once: a
+ * schema that reaches itself twice for the same part of the value (two branches of a combinator, both
+ * recursing into property `c`) doubles the work with every level of nesting, and is refused too.
  */
 function assertBoundedExpansion(root: JsonSchema, field: string): void {
   const sizes = new Map<object, number>()
-  const onPath = new Set<object>()
-  const size = (node: unknown, path: string): number => {
+  /**
+   * The schemas being expanded: the part of the value (a path of properties and items) each checks, and
+   * the parts for which its own expansion reached it again (once each, or it doubles per level).
+   */
+  const onPath = new Map<object, { value: string; path: string; again: Set<string> }>()
+  let backEdges = 0
+  const size = (node: unknown, path: string, value: string): number => {
     if (!isObject(node)) return 1
+    const entered = onPath.get(node)
+    if (entered) {
+      backEdges++
+      const below = value.slice(entered.value.length)
+      if (entered.again.has(below)) {
+        throw invalid(
+          entered.path,
+          `reaches itself more than once for the same part of a value (${below || 'the value itself'}), so checking a value against it doubles with every level the value nests; recurse through one branch only`,
+        )
+      }
+      entered.again.add(below)
+      return 1
+    }
     const known = sizes.get(node)
     if (known !== undefined) return known
-    if (onPath.has(node)) return 1
-    onPath.add(node)
+    onPath.set(node, { value, path, again: new Set() })
+    const backEdgesBefore = backEdges
     let total = 1
-    const add = (child: unknown, at: string) => {
-      total += size(child, at)
+    const add = (child: unknown, at: string, childValue: string) => {
+      total += size(child, at, childValue)
       if (total > schemaLimits.expandedNodes) {
         throw invalid(
           path,
@@ -150,21 +170,35 @@ function assertBoundedExpansion(root: JsonSchema, field: string): void {
       }
     }
     // A definition is named where it is written, which is where its author can change it.
-    if (typeof node.$ref === 'string') add(pointerTarget(root, node.$ref), `${field}${pointerPath(node.$ref)}`)
-    for (const [key, value] of Object.entries(node)) {
+    if (typeof node.$ref === 'string') add(pointerTarget(root, node.$ref), `${field}${pointerPath(node.$ref)}`, value)
+    for (const [key, child] of Object.entries(node)) {
       // Definitions are counted where they are used, not where they are written.
       if (key === '$defs') continue
-      if (schemaMaps.has(key) && isObject(value)) {
-        for (const [name, schema] of Object.entries(value)) add(schema, `${path}.${key}.${name}`)
-      } else if (schemaLists.has(key) && Array.isArray(value)) {
-        for (const [index, schema] of value.entries()) add(schema, `${path}.${key}.${index}`)
-      } else if (schemaValues.has(key)) add(value, `${path}.${key}`)
+      // Combinators check the same value; every other keyword a part of it.
+      const same =
+        key === 'allOf' ||
+        key === 'anyOf' ||
+        key === 'oneOf' ||
+        key === 'not' ||
+        key === 'if' ||
+        key === 'then' ||
+        key === 'else'
+      if (schemaMaps.has(key) && isObject(child)) {
+        for (const [name, schema] of Object.entries(child))
+          add(schema, `${path}.${key}.${name}`, `${value}/${key}:${name}`)
+      } else if (schemaLists.has(key) && Array.isArray(child)) {
+        for (const [index, schema] of child.entries()) {
+          add(schema, `${path}.${key}.${index}`, same ? value : `${value}/${key}:${index}`)
+        }
+      } else if (schemaValues.has(key)) add(child, `${path}.${key}`, same ? value : `${value}/${key}`)
     }
     onPath.delete(node)
-    sizes.set(node, total)
+    // A size found through a recursion depends on where the expansion came from: it is not reused, so
+    // a second way into the same schema is looked at again (and its recursions counted again).
+    if (backEdges === backEdgesBefore) sizes.set(node, total)
     return total
   }
-  size(root, field)
+  size(root, field, '')
 }
 
 /** A local `$ref` as a dotted field path below the schema's own (#/$defs/a → .$defs.a). */

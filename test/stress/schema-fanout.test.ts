@@ -64,6 +64,20 @@ describe('a declared schema that fans out', () => {
     expect(put.body.field).toMatch(/^tools\.0\.input_schema\.\$defs\.l\d+$/)
   })
 
+  it('is refused at PUT when a recursion checks the same part of a value twice per level', async () => {
+    const node = {
+      type: 'object',
+      anyOf: [{ properties: { c: { $ref: '#/$defs/node' } } }, { properties: { c: { $ref: '#/$defs/node' } } }],
+    }
+    const put = await putSource(
+      server,
+      admin,
+      worker({ type: 'object', $defs: { node }, allOf: [{ $ref: '#/$defs/node' }] }),
+    )
+    expect(put.status, JSON.stringify(put.body)).toBe(400)
+    expect(put.body.detail).toMatch(/doubles with every level the value nests/)
+  })
+
   it('skips an MCP tool whose inputSchema fans out, and serves the others', async () => {
     const put = await putSource(server, admin, { id: 'mcpfan', kind: 'mcp', url: upstream.url })
     expect(put.status, JSON.stringify(put.body)).toBe(201)
