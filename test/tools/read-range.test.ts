@@ -46,6 +46,16 @@ describe('read_file of a file over the size limit', () => {
     expect(range.body.content).toBe(lines.slice(0, range.body.end_line).join(''))
     expect(range.body.hint).toContain(`start_line ${range.body.end_line + 1}`)
     expect(JSON.stringify(range.body).length).toBeLessThanOrEqual(100_000)
+    expect(range.body.content.length).toBeLessThanOrEqual(4096)
+  })
+
+  it('never returns more than TOOLPORT_MAX_FILE_BYTES in one read, however wide the range', async () => {
+    const wide = await server.call('read_file', { path: 'big.log', start_line: 1, end_line: 1000 })
+    expect(wide.status, JSON.stringify(wide.body).slice(0, 300)).toBe(200)
+    expect(new TextEncoder().encode(wide.body.content).length).toBeLessThanOrEqual(4096)
+    expect(wide.body.truncated).toBe(true)
+    expect(wide.body.content).toBe(lines.slice(0, wide.body.end_line).join(''))
+    expect(wide.body.hint).toContain(`start_line ${wide.body.end_line + 1}`)
   })
 
   it('past the end and binary files are refused as for small files', async () => {

@@ -23,6 +23,8 @@ export async function readLineRangeStreamed(
   path: string,
   range: { start: number; end: number | undefined },
   budget: number,
+  /** Bytes (UTF-8) of whole lines kept at most: TOOLPORT_MAX_FILE_BYTES. */
+  maxBytes = Number.POSITIVE_INFINITY,
 ): Promise<StreamedRange> {
   const object = await workspace.storage.getStream(workspace.keyOf(path))
   if (!object) throw new ToolError('not_found', `File not found: ${path}`, { hint: 'Check the path with list_files.' })
@@ -33,6 +35,7 @@ export async function readLineRangeStreamed(
   let partial = ''
   let collecting = true
   let used = 0
+  let bytes = 0
   let cutLine = false
   let sniffed = 0
   let lastByte = -1
@@ -43,9 +46,13 @@ export async function readLineRangeStreamed(
       return
     }
     const size = jsonLength(line)
-    if (used + size > budget) {
+    const lineBytes = utf8Length(line)
+    if (used + size > budget || bytes + lineBytes > maxBytes) {
       if (lines.length === 0) {
-        lines.push(cutToJsonBudget(line, budget))
+        // A first line longer than either bound is cut: to the budget, and to maxBytes counted as
+        // characters of up to 4 bytes each where the bytes are the tighter bound.
+        const chars = bytes + lineBytes > maxBytes ? Math.min(budget, Math.floor(maxBytes / 4)) : budget
+        lines.push(cutToJsonBudget(line, chars))
         cutLine = true
       }
       collecting = false
@@ -53,6 +60,7 @@ export async function readLineRangeStreamed(
     }
     lines.push(line)
     used += size
+    bytes += lineBytes
   }
   try {
     for (;;) {
@@ -114,4 +122,19 @@ export async function readLineRangeStreamed(
   // A last line without a line break still counts; a file ending in one has no empty line after it.
   const totalLines = lastByte === -1 ? 0 : lastByte === newline ? lineNumber - 1 : lineNumber
   return { path, lines, totalLines, cutLine }
+}
+
+/** Bytes of a string in UTF-8, without encoding it. */
+function utf8Length(text: string): number {
+  let length = 0
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index)
+    if (code < 0x80) length += 1
+    else if (code < 0x800) length += 2
+    else if (code >= 0xd800 && code <= 0xdbff && index + 1 < text.length) {
+      length += 4
+      index++
+    } else length += 3
+  }
+  return length
 }

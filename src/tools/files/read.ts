@@ -40,11 +40,11 @@ export const readFile = defineTool({
     }
     const ranged = input.start_line !== undefined || input.end_line !== undefined
     const file = await workspace.readFile(input.path, limits.maxFileBytes).catch((error: unknown) => {
-      // Over the limit, a line range is still served: the limit applies to what is returned.
+      // Over the limit, a line range is still served: the limit applies to what is returned (streamedRange).
       if (ranged && error instanceof ToolError && error.code === 'size_exceeded') return undefined
       throw error
     })
-    if (!file) return streamedRange(input, workspace, limits.maxResponseChars)
+    if (!file) return streamedRange(input, workspace, limits)
     const text = decodeText(file.bytes, file.path)
     // Counted, not split: a whole file that fits is answered as it is, without its lines.
     const totalLines = countLines(text)
@@ -105,12 +105,20 @@ export const readFile = defineTool({
 async function streamedRange(
   input: { path: string; start_line?: number | undefined; end_line?: number | undefined },
   workspace: Workspace,
-  maxResponseChars: number,
+  limits: { maxResponseChars: number; maxFileBytes: number },
 ) {
   const path = normalizeWorkspacePath(input.path)
   const startLine = input.start_line ?? 1
-  const budget = maxResponseChars - responseOverhead - jsonLength(path)
-  const read = await readLineRangeStreamed(workspace, path, { start: startLine, end: input.end_line }, budget)
+  // TOOLPORT_MAX_FILE_BYTES still bounds what one read returns: a range of a larger file is served up
+  // to it (then cut, with the next range to ask for), never the whole file past it.
+  const budget = limits.maxResponseChars - responseOverhead - jsonLength(path)
+  const read = await readLineRangeStreamed(
+    workspace,
+    path,
+    { start: startLine, end: input.end_line },
+    budget,
+    limits.maxFileBytes,
+  )
   if (startLine > read.totalLines) {
     throw new ToolError(
       'validation',
