@@ -266,3 +266,26 @@ describe('bodies that are not well-formed UTF-8 text', () => {
     expect(await listed()).not.toContain('m.txt')
   })
 })
+
+describe('a call without a body', () => {
+  const post = (tool: string, headers: Record<string, string> = {}, body?: string) =>
+    fetch(`${server.url}/v1/tools/${tool}`, { method: 'POST', headers, ...(body !== undefined ? { body } : {}) })
+
+  it('is a call with {} for a tool whose input needs nothing: no body, or an empty one', async () => {
+    for (const [headers, body] of [
+      [{}, undefined],
+      [{ 'content-type': 'application/json' }, ''],
+      [{ 'content-type': 'application/json' }, '  \n'],
+    ] as const) {
+      const answer = await post('list_files', headers, body)
+      expect(answer.status, await answer.clone().text()).toBe(200)
+      expect(await answer.json()).toHaveProperty('entries')
+    }
+  })
+
+  it('is refused for a tool with a required field, naming it', async () => {
+    const answer = await post('read_file', { 'content-type': 'application/json' }, '')
+    expect(answer.status).toBe(400)
+    expect(await answer.json()).toMatchObject({ code: 'validation', field: 'path' })
+  })
+})

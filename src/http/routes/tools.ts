@@ -105,6 +105,8 @@ async function readInput(context: Context<AppEnv>, limitedBody: MiddlewareHandle
   const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(contentType)?.[1]?.toLowerCase()
   if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') throw unsupportedMediaType()
   const text = decodeUtf8Body(body)
+  // No body at all is no input: a tool whose input has no required field is called as with {}.
+  if (text.trim() === '') return {}
   let value: unknown
   try {
     value = JSON.parse(text)
