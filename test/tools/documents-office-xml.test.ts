@@ -145,3 +145,25 @@ describe('xmlText', () => {
     expect(xmlRow(['a\uffff', 2])).toEqual(['a', 2])
   })
 })
+
+describe('an Excel border_style', () => {
+  let server: TestServer
+  beforeAll(async () => {
+    server = await startTestServer()
+  })
+  afterAll(async () => {
+    await server.stop()
+  })
+
+  it.each([1, 2, 5])('dotted at border_width %i is a dotted border, never dash-dot', async (width) => {
+    const { bytes } = await makeAndDownload(server, 'office_document', {
+      document_type: 'excel',
+      content: { sheets: [{ name: 'S', headers: ['a'], rows: [['1']] }] },
+      customization: { border_style: 'dotted', border_width: width },
+      output_path: `xml/dotted-${width}.xlsx`,
+    })
+    const styles = strFromU8(unzipSync(bytes)['xl/styles.xml'] as Uint8Array)
+    expect(styles).toContain('style="dotted"')
+    expect(styles).not.toMatch(/DashDot/)
+  })
+})

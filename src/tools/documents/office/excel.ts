@@ -21,10 +21,9 @@ function edge(theme: Theme): Partial<ExcelJS.Border> | undefined {
       ? width > 1
         ? 'mediumDashed'
         : 'dashed'
-      : style === 'dotted'
-        ? width > 1
-          ? 'mediumDashDot'
-          : 'dotted'
+      : // Excel has one dotted border whatever the width (its only heavier ones are dash-dot, not dotted).
+        style === 'dotted'
+        ? 'dotted'
         : width >= 3
           ? 'thick'
           : width === 2
