@@ -16,6 +16,41 @@ afterAll(async () => {
 })
 
 describe('compat packs', () => {
+  it('boris: two spellings of one field are a 400 naming both, never one dropped, at every level', async () => {
+    const cases: Array<[string, Record<string, unknown>, string]> = [
+      [
+        'pdf_generation',
+        { content: 'x', outputPath: 'r/one.pdf', output_path: 'r/two.pdf' },
+        'outputPath and output_path',
+      ],
+      [
+        'office_document',
+        {
+          document_type: 'word',
+          content: 'x',
+          output_path: 'r/three.docx',
+          customization: { primaryColor: '1A73E8', primary_color: '000000' },
+        },
+        'primaryColor and primary_color',
+      ],
+      [
+        'execute_command',
+        { command: 'pwd', working_directory: 'sub', workingDirectory: '.' },
+        'working_directory and workingDirectory',
+      ],
+    ]
+    for (const [tool, input, named] of cases) {
+      const answer = await server.call(tool, input)
+      expect(answer.status, JSON.stringify(answer.body)).toBe(400)
+      expect(answer.body.detail).toContain(`${named} are two spellings of`)
+    }
+    const listed = await server.call('list_files', { path: 'r' })
+    const names = (listed.body.entries ?? []).map((entry: { name: string }) => entry.name)
+    expect(names).not.toContain('one.pdf')
+    expect(names).not.toContain('two.pdf')
+    expect(names).not.toContain('three.docx')
+  })
+
   it('boris: camelCase fields on toolport tools, at every level, without changing the published schema', async () => {
     const pdf = await server.call('pdf_generation', {
       content: '# Report\n\nText.',

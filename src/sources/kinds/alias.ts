@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { builtinEntry, type CatalogEntry, sourceEntry } from '../../catalog/entry'
+import { ToolError } from '../../core/errors'
 import { isSchema, type JsonSchema, propertiesOf } from '../../core/json-schema'
 import { defineTool, type Tool } from '../../tools/tool'
 import { inputSchemaOf, outputSchemaOf } from '../../tools/tool-schemas'
@@ -108,9 +109,18 @@ function mapFields(
   if (typeof value !== 'object' || value === null) return value
   const properties = new Map(propertiesOf(schema))
   const out: Record<string, unknown> = {}
+  // Which spelling gave each field: two spellings of one field are refused, never one silently dropped.
+  const spelledAs = new Map<string, string>()
   for (const [key, item] of Object.entries(value)) {
     const name = properties.has(key) ? key : (rename[key] ?? (fold ? fold(key) : key))
-    if (Object.hasOwn(out, name) && name !== key) continue
+    const earlier = spelledAs.get(name)
+    if (earlier !== undefined) {
+      throw new ToolError('validation', `${earlier} and ${key} are two spellings of ${name}; send one.`, {
+        hint: `Keep ${name} (or ${earlier === name ? key : earlier}) and remove the other.`,
+        details: { field: key },
+      })
+    }
+    spelledAs.set(name, key)
     const child = properties.get(name)
     out[name] = child && fold ? mapFields(item, resolved(child, root), root, fold, {}) : item
   }
