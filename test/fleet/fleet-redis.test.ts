@@ -386,8 +386,15 @@ describe('a Node fleet on Redis', () => {
     console.log(`a killed holder's session answered 404 ${Date.now() - killedAt} ms after the kill`)
     expect(ended?.status).toBe(404)
     expect(String(ended?.body.detail)).toContain('has ended: its instance stopped')
-    // The dead instance's session left the tenant's count with it: c now has room.
-    const reopened = await callTool(c, 'browser_open', {}, workspace)
+    // The dead instance's session left the tenant's count with it: c has room once its own view of the
+    // fleet has seen a go (each instance reads the live list on its own interval, so not necessarily at
+    // the moment b did; on a loaded machine the two moments were seconds apart).
+    const reopened = await until(
+      'room on c',
+      async () => callTool(c, 'browser_open', {}, workspace),
+      (answer) => answer?.status !== 429,
+      30_000,
+    )
     expect(reopened?.status, JSON.stringify(reopened?.body)).toBe(200)
     for (const [instance, answer] of [
       [b, second],
