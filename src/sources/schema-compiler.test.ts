@@ -50,3 +50,37 @@ describe('the expanded size of a declared schema', () => {
     )
   })
 })
+
+describe('keywords the meta-schema fixes', () => {
+  it.each([
+    [
+      { type: 'object', properties: { a: { type: 'string', minLength: 'x' } } },
+      'properties.a.minLength',
+      'non-negative integer',
+    ],
+    [
+      { type: 'object', properties: { a: { type: 'number', maximum: '10' } } },
+      'properties.a.maximum',
+      'must be a number',
+    ],
+    [{ type: 'object', properties: { a: { type: 'strnig' } } }, 'properties.a.type', 'must be one of'],
+    [{ type: 'object', required: 'a' }, 'required', 'list of property names'],
+    [{ type: 'object', properties: { a: { enum: 'x' } } }, 'properties.a.enum', 'list of values'],
+    [
+      { type: 'object', properties: { a: { type: 'number', multipleOf: 0 } } },
+      'properties.a.multipleOf',
+      'greater than 0',
+    ],
+  ])('refuses %j naming %s', (schema, where, message) => {
+    expect(compile(schema)).toThrow(new RegExp(`^input_schema\\.${where.replaceAll('.', '\\.')} .*${message}`))
+  })
+
+  it("accepts OpenAPI 3.0's boolean exclusiveMinimum and a list of types", () => {
+    expect(
+      compile({
+        type: 'object',
+        properties: { a: { type: 'number', minimum: 0, exclusiveMinimum: true }, b: { type: ['string', 'null'] } },
+      }),
+    ).not.toThrow()
+  })
+})

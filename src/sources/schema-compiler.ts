@@ -293,12 +293,50 @@ function normalize(value: unknown, field: string, depth: number, walk: Walk): un
       out[key] = publishedText(item, key === 'title' ? 'line' : 'text', at, walk)
     }
     // OpenAPI's nullable is folded into type below; examples only document.
-    else if (key !== 'nullable' && key !== 'example' && key !== 'examples') out[key] = item
+    else if (key !== 'nullable' && key !== 'example' && key !== 'examples') out[key] = checkedKeyword(key, item, at)
   }
   if (value.nullable === true) makeNullable(out)
   // A schema with properties but no type is an object schema to its author; zod would accept anything.
   if (out.type === undefined && (isObject(out.properties) || Array.isArray(out.required))) out.type = 'object'
   return out
+}
+
+// The validation keywords whose value the JSON Schema meta-schema fixes: a schema that gets one wrong
+// (`minLength: "x"`) would be published as it is and checked as something else, or not at all.
+const counts = new Set([
+  'minLength',
+  'maxLength',
+  'minItems',
+  'maxItems',
+  'minProperties',
+  'maxProperties',
+  'minContains',
+  'maxContains',
+])
+const numbers = new Set(['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf'])
+const typeNames = new Set(['string', 'number', 'integer', 'boolean', 'object', 'array', 'null'])
+
+/** A keyword's value as the meta-schema requires it (the ones toolport validates with), else a 400. */
+function checkedKeyword(key: string, value: unknown, field: string): unknown {
+  if (counts.has(key) && !(Number.isInteger(value) && (value as number) >= 0)) {
+    throw invalid(field, 'must be a non-negative integer')
+  }
+  // OpenAPI 3.0 spells exclusiveMinimum/Maximum as booleans beside minimum/maximum.
+  if (numbers.has(key) && typeof value !== 'number' && !(key.startsWith('exclusive') && typeof value === 'boolean')) {
+    throw invalid(field, 'must be a number')
+  }
+  if (key === 'multipleOf' && !((value as number) > 0)) throw invalid(field, 'must be greater than 0')
+  if (key === 'type') {
+    const names = Array.isArray(value) ? value : [value]
+    if (names.length === 0 || !names.every((name) => typeof name === 'string' && typeNames.has(name))) {
+      throw invalid(field, `must be one of ${[...typeNames].join(', ')}, or a list of them`)
+    }
+  }
+  if (key === 'required' && !(Array.isArray(value) && value.every((name) => typeof name === 'string'))) {
+    throw invalid(field, 'must be a list of property names')
+  }
+  if (key === 'enum' && !Array.isArray(value)) throw invalid(field, 'must be a list of values')
+  return value
 }
 
 interface Walk {

@@ -78,6 +78,16 @@ describe('a declared schema that fans out', () => {
     expect(put.body.detail).toMatch(/doubles with every level the value nests/)
   })
 
+  it('refuses a keyword the JSON Schema meta-schema does not allow, naming it', async () => {
+    const put = await putSource(
+      server,
+      admin,
+      worker({ type: 'object', properties: { name: { type: 'string', minLength: 'x' } } }),
+    )
+    expect(put.status, JSON.stringify(put.body)).toBe(400)
+    expect(put.body.field).toBe('tools.0.input_schema.properties.name.minLength')
+  })
+
   it('skips an MCP tool whose inputSchema fans out, and serves the others', async () => {
     const put = await putSource(server, admin, { id: 'mcpfan', kind: 'mcp', url: upstream.url })
     expect(put.status, JSON.stringify(put.body)).toBe(201)
