@@ -15,9 +15,13 @@ export interface ClientRequests {
   deliver(principal: Principal, body: unknown): boolean
 }
 
+/** Who may answer what a principal started: the same key of the same tenant. */
+export function ownerOf(principal: Principal): string {
+  return `${principal.tenant}\u0000${principal.id}`
+}
+
 export function createClientRequests(): ClientRequests {
   const pending = new Map<number, { owner: string; deliver: (message: JSONRPCMessage) => void }>()
-  const ownerOf = (principal: Principal) => `${principal.tenant}\u0000${principal.id}`
   return {
     expect(id, owner, deliver) {
       pending.set(id, { owner: ownerOf(owner), deliver })

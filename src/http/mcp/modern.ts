@@ -1,3 +1,4 @@
+import type { Task } from '@modelcontextprotocol/sdk/types.js'
 import {
   type CallToolResult,
   createMcpHandler,
@@ -16,13 +17,12 @@ import { isToolError } from '../../core/errors'
 import type { Logger } from '../../core/logger'
 import type { JobRecord } from '../../jobs/types'
 import type { AppEnv } from '../env'
-import { problemBody } from '../problem'
 import { gatedListing } from './approvals'
 import { type ClientLink, callTool, type McpCallAnswer } from './call'
 import { resultOf } from './content'
 import type { CallStep, ParkedCall, ParkedCalls } from './parked-calls'
 import { listingOf, type McpAsk, type McpDeps, type McpState } from './state'
-import { protocolCodeOf, type SurfaceRequest } from './surface'
+import { protocolFault, type SurfaceRequest } from './surface'
 import { taskOf, taskPollMs } from './tasks'
 
 /** The Tasks extension (SEP-2663) of 2026-07-28: tools/call may be answered with a task. */
@@ -177,8 +177,7 @@ async function modernCall(
     return nextStep(parked, ctx, state.parkedCalls)
   }
   const envelope = (ctx.mcpReq.envelope ?? {}) as Record<string, unknown>
-  const capabilities = (envelope['io.modelcontextprotocol/clientCapabilities'] ?? {}) as Record<string, unknown>
-  const extensions = declaredExtensions(ctx)
+  const capabilities = clientCapabilitiesOf(ctx)
   const parked = state.parkedCalls.start(principal)
   const link: ClientLink = {
     // The parked call's own: each request of it only cancels it while it waits on that request.
@@ -194,7 +193,7 @@ async function modernCall(
       name: params.name,
       arguments: params.arguments,
       progressToken: params._meta?.progressToken,
-      task: tasksExtension in extensions ? 'allowed' : 'none',
+      task: declaresTasks(capabilities) ? 'allowed' : 'none',
     },
     link,
     {
@@ -241,21 +240,28 @@ function stepAnswer(step: CallStep, parked: ParkedCall, calls: ParkedCalls) {
 
 function answerOf(answer: McpCallAnswer) {
   if ('error' in answer) throw new ProtocolError(answer.error.code, answer.error.message, answer.error.data)
-  if ('task' in answer) {
-    const { ttl, pollInterval, ...task } = answer.task
-    return { resultType: 'task', ...task, ttlMs: ttl, pollIntervalMs: pollInterval ?? taskPollMs } as never
-  }
+  if ('task' in answer) return { resultType: 'task', ...extensionTask(answer.task) } as never
   return answer.result as CallToolResult
 }
 
-function declaredExtensions(ctx: ServerContext): Record<string, unknown> {
+/** What the client declared on this request (2026-07-28 carries it in every request's envelope). */
+function clientCapabilitiesOf(ctx: ServerContext): Record<string, unknown> {
   const envelope = (ctx.mcpReq.envelope ?? {}) as Record<string, unknown>
-  const capabilities = (envelope['io.modelcontextprotocol/clientCapabilities'] ?? {}) as Record<string, unknown>
-  return (capabilities.extensions ?? {}) as Record<string, unknown>
+  return (envelope['io.modelcontextprotocol/clientCapabilities'] ?? {}) as Record<string, unknown>
+}
+
+function declaresTasks(capabilities: Record<string, unknown>): boolean {
+  return tasksExtension in ((capabilities.extensions ?? {}) as Record<string, unknown>)
+}
+
+/** A task as the Tasks extension spells its fields (ttlMs, pollIntervalMs), from the 2025 Task shape. */
+function extensionTask(task: Task) {
+  const { ttl, pollInterval, ...rest } = task
+  return { ...rest, ttlMs: ttl, pollIntervalMs: pollInterval ?? taskPollMs }
 }
 
 function assertTasksDeclared(ctx: ServerContext): void {
-  if (tasksExtension in declaredExtensions(ctx)) return
+  if (declaresTasks(clientCapabilitiesOf(ctx))) return
   throw new ProtocolError(ProtocolErrorCode.MissingRequiredClientCapability, 'Missing required client capability', {
     requiredCapabilities: { extensions: { [tasksExtension]: {} } },
   })
@@ -272,8 +278,7 @@ async function jobOf(deps: McpDeps, principal: Principal, taskId: string): Promi
  * error result the model reads); `failed` is kept for JSON-RPC errors, which a job never ends with.
  */
 function detailedTask(job: JobRecord) {
-  const { ttl, pollInterval, statusMessage, ...task } = taskOf(job)
-  const base = { ...task, ttlMs: ttl, pollIntervalMs: pollInterval ?? taskPollMs }
+  const { statusMessage, ...base } = extensionTask(taskOf(job))
   if (job.status === 'succeeded')
     return { ...base, status: 'completed', result: resultOf(job.result, protocolVersion, job.workspace) }
   if (job.status === 'failed') {
@@ -287,14 +292,13 @@ function detailedTask(job: JobRecord) {
   return { ...base, ...(statusMessage ? { statusMessage } : {}) }
 }
 
-/** toolport's problems as protocol errors: refusals are invalid params, with the problem as data. */
+/** toolport's problems as protocol errors (surface.ts protocolFault), in the v2 SDK's error class. */
 async function protocolErrors<T>(work: () => Promise<T>, context: Context<AppEnv>, log: Logger): Promise<T> {
   try {
     return await work()
   } catch (error) {
     if (error instanceof ProtocolError) throw error
-    const problem = problemBody(error, context, log)
-    const code = isToolError(error) ? protocolCodeOf(error.code) : ProtocolErrorCode.InternalError
-    throw new ProtocolError(code, String(problem.detail), problem)
+    const fault = protocolFault(error, context, log)
+    throw new ProtocolError(fault.code, fault.message, fault.data)
   }
 }

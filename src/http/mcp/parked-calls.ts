@@ -1,5 +1,6 @@
 import type { Principal } from '../../auth/principal'
 import type { McpCallAnswer } from './call'
+import { ownerOf } from './client-requests'
 
 /** What a call does next: ask its client something (2026-07-28: input_required), or finish. */
 export type CallStep =
@@ -41,7 +42,6 @@ const answerWithinMs = 10 * 60_000
 
 export function createParkedCalls(): ParkedCalls {
   const parked = new Map<string, { owner: string; call: ParkedCall; timer: ReturnType<typeof setTimeout> }>()
-  const ownerOf = (principal: Principal) => `${principal.tenant}\u0000${principal.id}`
 
   function start(owner: Principal): ParkedCall {
     const id = crypto.randomUUID()

@@ -9,7 +9,6 @@ import {
   CreateMessageResultSchema,
   DEFAULT_NEGOTIATED_PROTOCOL_VERSION,
   ElicitResultSchema,
-  ErrorCode,
   GetPromptRequestSchema,
   ListPromptsRequestSchema,
   ListResourcesRequestSchema,
@@ -21,15 +20,13 @@ import {
   SetLevelRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js'
 import type { Context } from 'hono'
-import { isToolError } from '../../core/errors'
 import type { Logger } from '../../core/logger'
 import type { AppEnv } from '../env'
-import { problemBody } from '../problem'
 import { gatedListing } from './approvals'
 import { type ClientLink, callTool } from './call'
 import { randomRequestIdBase } from './client-requests'
 import { listingOf, type McpDeps, type McpState } from './state'
-import { protocolCodeOf, resourceNotFound, type SurfaceRequest } from './surface'
+import { protocolFault, resourceNotFound, type SurfaceRequest } from './surface'
 import { jobTaskStore, taskPollMs } from './tasks'
 
 /**
@@ -182,22 +179,15 @@ function resultSchemaOf(method: string): typeof ResultSchema {
   return ResultSchema
 }
 
-/**
- * toolport's problems as MCP protocol errors: a missing resource is MCP's -32002, other refusals
- * (validation, scope, a prompt that is not there) are invalid params, with the problem as data.
- */
+/** toolport's problems as MCP protocol errors (surface.ts protocolFault), in SDK 1.x's error class. */
 async function protocolErrors<T>(work: () => Promise<T>, context: Context<AppEnv>, log: Logger): Promise<T> {
   try {
     return await work()
   } catch (error) {
     if (error instanceof McpError) throw error
-    const problem = problemBody(error, context, log)
-    const code = isToolError(error)
-      ? error.code === 'not_found' && (error.details as { uri?: unknown } | undefined)?.uri !== undefined
-        ? resourceNotFound
-        : protocolCodeOf(error.code)
-      : ErrorCode.InternalError
-    throw new McpError(code, String(problem.detail), problem)
+    // 2025 versions answer a missing resource with MCP's -32002.
+    const fault = protocolFault(error, context, log, { resourceNotFound })
+    throw new McpError(fault.code, fault.message, fault.data)
   }
 }
 

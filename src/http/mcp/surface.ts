@@ -1,3 +1,4 @@
+import type { Context } from 'hono'
 import type { Principal } from '../../auth/principal'
 import type { Caller } from '../../caller/caller'
 import type { Catalog } from '../../catalog/catalog'
@@ -10,6 +11,8 @@ import { fromBase64Url, toBase64Url } from '../../downloads/signing'
 import { toBase64 } from '../../net/content-type'
 import { createWorkspace } from '../../workspace/workspace'
 import { buildContext, type ContextDeps, renderContext } from '../context-document'
+import type { AppEnv } from '../env'
+import { problemBody } from '../problem'
 import { parseWorkspace } from '../workspace-param'
 import { workspaceScheme, workspaceTemplate, workspaceUri } from './resource-uris'
 
@@ -51,8 +54,30 @@ export const resourceNotFound = -32002
  * scope it lacks, a size past the limit) are invalid params; a source or the service failing is an
  * internal error, so a client does not blame its own request.
  */
-export function protocolCodeOf(code: ErrorCode): number {
+function protocolCodeOf(code: ErrorCode): number {
   return code === 'connection' || code === 'timeout' || code === 'unavailable' || code === 'internal' ? -32603 : -32602
+}
+
+/**
+ * A failure of an MCP request as its JSON-RPC error, for either SDK's error class: the problem
+ * document as data, a refusal's code by protocolCodeOf, anything not a ToolError an internal error,
+ * and a missing resource the version's own code where it has one.
+ */
+export function protocolFault(
+  error: unknown,
+  context: Context<AppEnv>,
+  log: Logger,
+  codes: { resourceNotFound?: number } = {},
+): { code: number; message: string; data: unknown } {
+  const problem = problemBody(error, context, log)
+  const missing =
+    isToolError(error) && error.code === 'not_found' && (error.details as { uri?: unknown } | undefined)?.uri
+  const code = !isToolError(error)
+    ? -32603
+    : missing && codes.resourceNotFound !== undefined
+      ? codes.resourceNotFound
+      : protocolCodeOf(error.code)
+  return { code, message: String(problem.detail), data: problem }
 }
 
 export function createSurface(deps: SurfaceDeps) {
