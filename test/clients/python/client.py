@@ -102,15 +102,15 @@ async def run(url: str, key: str | None) -> dict[str, Any]:
             return await steps(session, dispatcher)
 
 
-async def steps(session: ClientSession, dispatcher: JSONRPCDispatcher) -> dict[str, Any]:
-    await session.initialize()
-    tools = await session.list_tools()
-    pdf = await session.call_tool("pdf_generation", PDF_ARGUMENTS)
+async def shared_steps(client: Any) -> dict[str, Any]:
+    """The steps every Python client takes alike (a ClientSession or the high-level Client): tools/list,
+    pdf_generation, resources/read of the link it returned, the context prompt."""
+    tools = await client.list_tools()
+    pdf = await client.call_tool("pdf_generation", PDF_ARGUMENTS)
     link = link_of(dump(pdf)["content"])
-    read_result = await session.read_resource(link) if link else None
-    prompt = await session.get_prompt("toolport_context")
+    read_result = await client.read_resource(link) if link else None
+    prompt = await client.get_prompt("toolport_context")
     return {
-        "protocolVersion": session.protocol_version,
         "tools": [tool.name for tool in tools.tools],
         "pdf": {"isError": pdf.is_error, "link": link},
         "resource": [
@@ -118,16 +118,22 @@ async def steps(session: ClientSession, dispatcher: JSONRPCDispatcher) -> dict[s
             for content in (dump(read_result)["contents"] if read_result else [])
         ],
         "prompt": [dump(message) for message in prompt.messages],
-        "long": await long_as_task(session, dispatcher),
     }
 
 
-def main() -> None:
+async def steps(session: ClientSession, dispatcher: JSONRPCDispatcher) -> dict[str, Any]:
+    await session.initialize()
+    shared = await shared_steps(session)
+    return {"protocolVersion": session.protocol_version, **shared, "long": await long_as_task(session, dispatcher)}
+
+
+def print_report(run: Any, usage: str | None) -> None:
+    """Runs `run(url, key)` with the command line's arguments and prints its report as one JSON line."""
     if len(sys.argv) not in (2, 3):
-        sys.exit(__doc__)
+        sys.exit(usage)
     report = anyio.run(run, sys.argv[1], sys.argv[2] if len(sys.argv) == 3 else None)
     print(json.dumps(report), flush=True)
 
 
 if __name__ == "__main__":
-    main()
+    print_report(run, __doc__)

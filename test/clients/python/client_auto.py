@@ -12,27 +12,20 @@ Prints one JSON line: the ClientReport that steps.ts checks.
 
 from __future__ import annotations
 
-import json
-import sys
 from typing import Any
 
-import anyio
 import httpx2
 from mcp.client.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from client import LONG_ARGUMENTS, PDF_ARGUMENTS, REQUEST_TIMEOUT_SECONDS, dump, link_of, magic_of
+from client import LONG_ARGUMENTS, REQUEST_TIMEOUT_SECONDS, print_report, shared_steps
 
 
 async def run(url: str, key: str | None) -> dict[str, Any]:
     headers = {"authorization": f"Bearer {key}"} if key else {}
     async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=300)) as http:
         async with Client(streamable_http_client(url, http_client=http)) as client:
-            tools = await client.list_tools()
-            pdf = await client.call_tool("pdf_generation", PDF_ARGUMENTS)
-            link = link_of(dump(pdf)["content"])
-            read_result = await client.read_resource(link) if link else None
-            prompt = await client.get_prompt("toolport_context")
+            shared = await shared_steps(client)
             notes: list[float] = []
 
             async def on_progress(progress: float, total: float | None, message: str | None) -> None:
@@ -46,13 +39,7 @@ async def run(url: str, key: str | None) -> dict[str, Any]:
             )
             return {
                 "protocolVersion": client.session.protocol_version,
-                "tools": [tool.name for tool in tools.tools],
-                "pdf": {"isError": pdf.is_error, "link": link},
-                "resource": [
-                    {"uri": content["uri"], "mimeType": content.get("mimeType"), "magic": magic_of(content.get("blob"))}
-                    for content in (dump(read_result)["contents"] if read_result else [])
-                ],
-                "prompt": [dump(message) for message in prompt.messages],
+                **shared,
                 "long": {
                     "via": "progress",
                     "progressNotes": len(notes),
@@ -61,12 +48,5 @@ async def run(url: str, key: str | None) -> dict[str, Any]:
             }
 
 
-def main() -> None:
-    if len(sys.argv) not in (2, 3):
-        sys.exit(__doc__)
-    report = anyio.run(run, sys.argv[1], sys.argv[2] if len(sys.argv) == 3 else None)
-    print(json.dumps(report), flush=True)
-
-
 if __name__ == "__main__":
-    main()
+    print_report(run, __doc__)
