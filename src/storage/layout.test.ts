@@ -22,7 +22,7 @@ describe('the storage key layout', () => {
   it('names every top-level prefix of the bucket once', () => {
     const tops = storageLayout.map((entry) => entry.pattern.split('/')[0])
     expect(new Set(tops)).toEqual(
-      new Set(['tenants', 'approvals', 'sources', 'sync-markers', 'oauth', '.toolport-tmp']),
+      new Set(['tenants', 'approvals', 'sources', 'sync-markers', 'oauth', 'mcp-sessions', '.toolport-tmp']),
     )
   })
 
@@ -36,6 +36,7 @@ describe('the storage key layout', () => {
       'oauth/',
       'usage.json',
       'jobs/',
+      'mcp-sessions/',
     ]
     const offenders: string[] = []
     for (const file of sourceFiles('src')) {

@@ -58,6 +58,11 @@ export const oauthKeys = {
   grantMember: (grantDigest: string, model: string, digest: string) => `oauth/grants/${grantDigest}/${model}.${digest}`,
 }
 
+export const mcpSessionKeys = {
+  /** One MCP session of a 2025 client: who holds it and the resources it subscribed to. */
+  record: (tenant: string, id: string) => `mcp-sessions/${tenant}/${id}.json`,
+}
+
 export const storageLayout: readonly LayoutEntry[] = [
   {
     pattern: 'tenants/{tenant}/workspaces/{workspace}/{path}',
@@ -116,6 +121,12 @@ export const storageLayout: readonly LayoutEntry[] = [
     pattern: 'oauth/grants/{grant}/{model}.{digest}',
     what: 'which codes and tokens a grant issued, so revoking the grant (or a reused refresh token) revokes them all',
     writes: 'created with each record; deleted with the grant',
+  },
+  {
+    pattern: 'mcp-sessions/{tenant}/{id}.json',
+    what: 'an MCP session of a 2025 client (`Mcp-Session-Id`): its key, expiry and the resources it subscribed to, with the version of each it was last told of ([platforms.md](platforms.md#an-mcp-client))',
+    writes:
+      'created if absent at initialize; compare-and-swap by subscribe, unsubscribe and the stream that tells of a change (once per change, on whichever instance); deleted by DELETE /mcp. A lifecycle rule may expire the prefix after a day',
   },
   {
     pattern: '.toolport-tmp/…',

@@ -50,10 +50,10 @@ async function connect(key: string, workspace?: string): Promise<Client> {
 }
 
 describe('the workspace as MCP resources', () => {
-  it('declares resources, prompts, completions and logging, and no subscriptions it could not deliver', async () => {
+  it('declares resources with subscriptions, prompts, completions and logging, and no list changes', async () => {
     const client = await connect(fullKey)
     const capabilities = client.getServerCapabilities()
-    expect(capabilities?.resources).toEqual({ listChanged: false })
+    expect(capabilities?.resources).toEqual({ subscribe: true, listChanged: false })
     expect(capabilities?.prompts).toEqual({ listChanged: false })
     expect(capabilities?.completions).toEqual({})
     expect(capabilities?.logging).toEqual({})

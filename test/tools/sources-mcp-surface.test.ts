@@ -9,6 +9,7 @@ import {
   ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
   ReadResourceRequestSchema,
+  ResourceUpdatedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type McpHttpFixture, startMcpHttpFixture } from '../support/mcp-http-fixture'
@@ -25,6 +26,8 @@ const otherKey = 'surface-src-other-0123456789'
 let server: TestServer
 let upstream: McpHttpFixture
 let stalling: McpHttpFixture
+// What the source answers for notes://day/changing: the subscription test changes it.
+let changing = 'first'
 
 function hostileServer() {
   const mcp = new Server(
@@ -50,7 +53,8 @@ function hostileServer() {
   }))
   mcp.setRequestHandler(ReadResourceRequestSchema, (request) => {
     const { uri } = request.params
-    const text = uri === 'notes://huge' ? 'x'.repeat(200_000) : `contents of ${uri}`
+    const text =
+      uri === 'notes://huge' ? 'x'.repeat(200_000) : uri === 'notes://day/changing' ? changing : `contents of ${uri}`
     return { contents: [{ uri, mimeType: 'text/plain', text }] }
   })
   mcp.setRequestHandler(ListPromptsRequestSchema, () => ({
@@ -166,5 +170,27 @@ describe("an MCP source's resources and prompts", () => {
       await expect(client.getPrompt({ name: 'toolport_summary' })).rejects.toThrow(/no prompt named/)
       await client.close()
     }
+  })
+
+  it("tells a subscribed client when the source's resource changes, and refuses one it does not list", async () => {
+    const client = await connect(adminKey)
+    const updates: string[] = []
+    client.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) => {
+      updates.push(notification.params.uri)
+    })
+    await client.subscribeResource({ uri: 'notes://day/changing' })
+    await expect(client.subscribeResource({ uri: 'elsewhere://not-listed' })).rejects.toThrow(/no resource/)
+    changing = 'second'
+    const deadline = Date.now() + 30_000
+    while (!updates.includes('notes://day/changing') && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    expect(updates).toEqual(['notes://day/changing'])
+    expect((await client.readResource({ uri: 'notes://day/changing' })).contents).toMatchObject([{ text: 'second' }])
+    // A key that does not see the source cannot subscribe to its resources either.
+    const other = await connect(otherKey)
+    await expect(other.subscribeResource({ uri: 'notes://day/changing' })).rejects.toThrow(/no resource/)
+    await other.close()
+    await client.close()
   })
 })

@@ -9,6 +9,7 @@ import {
   ResourceNotFoundError,
   Server,
   type ServerContext,
+  type ServerEventBus,
 } from '@modelcontextprotocol/server'
 import type { Context } from 'hono'
 import { z } from 'zod'
@@ -20,6 +21,7 @@ import type { AppEnv } from '../env'
 import { gatedListing } from './approvals'
 import { type ClientLink, callTool, type McpCallAnswer } from './call'
 import { resultOf } from './content'
+import { answerListen } from './listen'
 import type { CallStep, ParkedCall, ParkedCalls } from './parked-calls'
 import { listingOf, type McpAsk, type McpDeps, type McpState } from './state'
 import { protocolFault, type SurfaceRequest } from './surface'
@@ -49,22 +51,39 @@ export interface ModernHandler {
 }
 
 export function createModernHandler(state: McpState, deps: McpDeps): ModernHandler {
-  const handler = createMcpHandler(
-    (context) => {
-      // The per-request caller rides on authInfo, which the SDK hands the factory untouched.
-      const ask = (context.authInfo?.extra as { ask?: Ask } | undefined)?.ask
-      if (!ask) throw new Error('an MCP request reached the 2026-07-28 server without its caller')
-      return modernServer(state, deps, ask)
-    },
-    // 2025-era requests never reach this handler (session.ts routes them to SDK 1.x).
-    { legacy: 'reject' },
-  )
+  const handlerOn = (bus?: ServerEventBus) =>
+    createMcpHandler(
+      (context) => {
+        // The per-request caller rides on authInfo, which the SDK hands the factory untouched.
+        const ask = (context.authInfo?.extra as { ask?: Ask } | undefined)?.ask
+        if (!ask) throw new Error('an MCP request reached the 2026-07-28 server without its caller')
+        return modernServer(state, deps, ask)
+      },
+      // 2025-era requests never reach this handler (session.ts routes them to SDK 1.x).
+      { legacy: 'reject', ...(bus ? { bus } : {}) },
+    )
+  const handler = handlerOn()
+  const fetchWith = (target: ReturnType<typeof handlerOn>, ask: Ask, body: unknown) =>
+    target.fetch(ask.context.req.raw, {
+      parsedBody: body,
+      authInfo: { token: '', clientId: ask.principal.id, scopes: [], extra: { ask } },
+    })
   return {
-    answer: (ask, body) =>
-      handler.fetch(ask.context.req.raw, {
-        parsedBody: body,
-        authInfo: { token: '', clientId: ask.principal.id, scopes: [], extra: { ask } },
-      }),
+    answer: (ask, body) => {
+      if ((body as { method?: unknown } | null)?.method !== 'subscriptions/listen') return fetchWith(handler, ask, body)
+      return answerListen(
+        {
+          surface: state.surface,
+          log: deps.log,
+          handlerOn: (bus) => {
+            const own = handlerOn(bus)
+            return { fetch: (listen) => fetchWith(own, ask, listen), close: () => own.close() }
+          },
+        },
+        ask,
+        body,
+      )
+    },
   }
 }
 
@@ -76,7 +95,8 @@ function modernServer(state: McpState, deps: McpDeps, ask: Ask): Server {
     {
       capabilities: {
         tools: { listChanged: false },
-        resources: { listChanged: false },
+        // Subscriptions through subscriptions/listen (listen.ts); lists are cacheable instead of changed.
+        resources: { subscribe: true, listChanged: false },
         prompts: { listChanged: false },
         completions: {},
         extensions: { [tasksExtension]: {} },

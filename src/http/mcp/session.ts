@@ -18,13 +18,17 @@ import {
   ReadResourceRequestSchema,
   ResultSchema,
   SetLevelRequestSchema,
+  SubscribeRequestSchema,
+  UnsubscribeRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js'
 import type { Context } from 'hono'
+import { ToolError } from '../../core/errors'
 import type { Logger } from '../../core/logger'
 import type { AppEnv } from '../env'
 import { gatedListing } from './approvals'
 import { type ClientLink, callTool } from './call'
 import { randomRequestIdBase } from './client-requests'
+import { sessionStream } from './session-stream'
 import { listingOf, type McpDeps, type McpState } from './state'
 import { protocolFault, resourceNotFound, type SurfaceRequest } from './surface'
 import { jobTaskStore, taskPollMs } from './tasks'
@@ -57,11 +61,11 @@ export async function answerMcp(
   const server = new Server(
     { name: 'toolport', version: deps.version },
     {
-      // Only what is delivered: no list_changed and no resource subscriptions (a stateless server has
-      // no standing stream to send them on); logging goes on a call's own stream.
+      // Only what is delivered: no list_changed; resource updates on the session's GET stream
+      // (session-stream.ts); logging on a call's own stream.
       capabilities: {
         tools: { listChanged: false },
-        resources: { listChanged: false },
+        resources: { subscribe: true, listChanged: false },
         prompts: { listChanged: false },
         completions: {},
         logging: {},
@@ -143,6 +147,27 @@ export async function answerMcp(
   server.setRequestHandler(CompleteRequestSchema, (request) =>
     answer(() => surface.complete(surfaceRequest, request.params as never) as never),
   )
+  // A subscription is kept in the session initialize opened, at the version the resource has now; the
+  // session's GET stream tells when that changes.
+  const sessionId = context.req.header('mcp-session-id')
+  const subscribing = async (uri: string) => {
+    if (!sessionId) throw sessionless()
+    return state.surface.versionOf(surfaceRequest, uri)
+  }
+  server.setRequestHandler(SubscribeRequestSchema, (request) =>
+    answer(async () => {
+      const version = await subscribing(request.params.uri)
+      await state.sessions.subscribe(principal, sessionId as string, request.params.uri, version)
+      return {}
+    }),
+  )
+  server.setRequestHandler(UnsubscribeRequestSchema, (request) =>
+    answer(async () => {
+      if (!sessionId) throw sessionless()
+      await state.sessions.unsubscribe(principal, sessionId, request.params.uri)
+      return {}
+    }),
+  )
   // Stateless: there is no session to keep a level in. Accepted so clients that set one go on; each
   // call's stream carries every message (2026-07-28 clients send their level with each request).
   server.setRequestHandler(SetLevelRequestSchema, async () => ({}))
@@ -159,6 +184,10 @@ export async function answerMcp(
     await server.close()
     throw error
   }
+  if (response.ok && initializeVersion(body) !== undefined) {
+    // The session a client's subscriptions and GET stream are kept under (sessions.ts).
+    response = withHeader(response, 'mcp-session-id', await state.sessions.open(principal))
+  }
   if (!streamed || !response.body) {
     await server.close()
     return response
@@ -167,6 +196,47 @@ export async function answerMcp(
   const closing = new TransformStream<Uint8Array, Uint8Array>({ flush: () => server.close() })
   void response.body.pipeTo(closing.writable).catch(() => server.close())
   return new Response(closing.readable, { status: response.status, headers: response.headers })
+}
+
+/**
+ * GET and DELETE of a 2025 session (the route sends only those that name one): the session's standing
+ * stream of resource updates, and its end. 404 for a session that ended, expired or is another key's:
+ * the client starts a new one with initialize.
+ */
+export async function answerSessionRequest(
+  context: Context<AppEnv>,
+  state: McpState,
+  deps: McpDeps,
+  workspaceId: string,
+  sessionId: string,
+): Promise<Response> {
+  const principal = context.get('principal')
+  if (context.req.method === 'DELETE') {
+    await state.sessions.end(principal, sessionId)
+    return new Response(null, { status: 204 })
+  }
+  if (!/\btext\/event-stream\b/.test(context.req.header('accept') ?? '')) {
+    throw new ToolError('validation', "A session's GET stream is an event stream.", {
+      hint: 'Send Accept: text/event-stream.',
+    })
+  }
+  await state.sessions.load(principal, sessionId)
+  return sessionStream(
+    { sessions: state.sessions, surface: state.surface, log: deps.log },
+    { principal, workspaceId, sessionId, signal: context.req.raw.signal },
+  )
+}
+
+function sessionless(): McpError {
+  return new McpError(-32602, 'Subscriptions are kept in a session: this request carries no Mcp-Session-Id header.', {
+    hint: "Send the Mcp-Session-Id header initialize's answer carried with every request of the session.",
+  })
+}
+
+function withHeader(response: Response, name: string, value: string): Response {
+  const headers = new Headers(response.headers)
+  headers.set(name, value)
+  return new Response(response.body, { status: response.status, statusText: response.statusText, headers })
 }
 
 // How long a relayed request (an upstream's sampling or elicitation) may wait for the client: a person

@@ -9,6 +9,7 @@ import type { ContextDeps } from '../context-document'
 import type { AppEnv } from '../env'
 import { type ClientRequests, createClientRequests } from './client-requests'
 import { createParkedCalls, type ParkedCalls } from './parked-calls'
+import { createMcpSessions, type McpSessions } from './sessions'
 import { createSurface, type Surface } from './surface'
 
 export interface McpDeps {
@@ -34,6 +35,8 @@ export interface McpState {
   /** 2026-07-28 calls waiting for their client's answers (multi round-trip requests). */
   parkedCalls: ParkedCalls
   surface: Surface
+  /** 2025 clients' sessions: their resource subscriptions, in the bucket (sessions.ts). */
+  sessions: McpSessions
   /** The 2026-07-28 server (modern.ts), made on the first request that speaks it. */
   modern?: { answer(ask: McpAsk, body: unknown): Promise<Response> }
 }
@@ -44,6 +47,7 @@ export function mcpState(deps: McpDeps): McpState {
     clientRequests: createClientRequests(),
     parkedCalls: createParkedCalls(),
     surface: createSurface({ caller: deps.caller, catalog: deps.catalog, context: deps.context, log: deps.log }),
+    sessions: createMcpSessions(deps.context.storage),
   }
 }
 

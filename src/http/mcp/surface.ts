@@ -3,6 +3,7 @@ import type { Principal } from '../../auth/principal'
 import type { Caller } from '../../caller/caller'
 import type { Catalog } from '../../catalog/catalog'
 import type { JsonRecord, SourceSurface } from '../../catalog/entry'
+import { sha256Hex } from '../../core/digest'
 import { type ErrorCode, isToolError, ToolError } from '../../core/errors'
 import type { Logger } from '../../core/logger'
 import { mimeTypeOf } from '../../core/mime'
@@ -181,14 +182,26 @@ export function createSurface(deps: SurfaceDeps) {
 
     async readResource(request: SurfaceRequest, uri: string): Promise<JsonRecord> {
       if (uri.startsWith(workspaceScheme)) return readWorkspaceFile(request, uri)
-      for (const surface of await sourcesOf(request.principal)) {
-        if (!surface.resources || !surface.readResource) continue
-        const { resources, templates } = await listedBy(surface, request)
-        const listed = resources.some((resource) => resource.uri === uri)
-        const templated = templates.some((template) => matchesTemplate(String(template.uriTemplate), uri))
-        if (listed || templated) return bounded(await surface.readResource(uri, request.signal), uri)
+      const surface = await sourceOfUri(request, uri)
+      if (!surface?.readResource) throw missingResource(uri)
+      return bounded(await surface.readResource(uri, request.signal), uri)
+    },
+
+    /**
+     * What a subscription compares (resource-watch.ts): a workspace file's etag ("absent" while there
+     * is none: a subscription may wait for a file to appear), or a digest of what a source answers for
+     * its resource. Throws what resources/read throws for a URI this key may not read.
+     */
+    async versionOf(request: SurfaceRequest, uri: string): Promise<string> {
+      if (uri.startsWith(workspaceScheme)) {
+        const { path, workspace } = await readableFile(request, uri)
+        const object = await workspace.storage.head(workspace.prefix + path)
+        return object ? `etag:${object.etag}` : 'absent'
       }
-      throw missingResource(uri)
+      const surface = await sourceOfUri(request, uri)
+      if (!surface?.readResource) throw missingResource(uri)
+      const answer = bounded(await surface.readResource(uri, request.signal), uri)
+      return `sha256:${await sha256Hex(JSON.stringify(answer.contents ?? answer))}`
     },
 
     async listPrompts(request: SurfaceRequest) {
@@ -308,13 +321,15 @@ export function createSurface(deps: SurfaceDeps) {
     }
   }
 
-  async function readWorkspaceFile(request: SurfaceRequest, uri: string): Promise<JsonRecord> {
+  /** A workspace URI's workspace and path, after the same checks as a read_file call of it. */
+  async function readableFile(request: SurfaceRequest, uri: string) {
     const rest = uri.slice(workspaceScheme.length)
     const slash = rest.indexOf('/')
     if (slash <= 0) throw missingResource(uri)
-    const workspaceId = parseWorkspace(decodeURIComponent(rest.slice(0, slash)))
     let path: string
+    let workspaceId: string
     try {
+      workspaceId = parseWorkspace(decodeURIComponent(rest.slice(0, slash)))
       path = normalizeWorkspacePath(
         rest
           .slice(slash + 1)
@@ -327,7 +342,23 @@ export function createSurface(deps: SurfaceDeps) {
       throw error
     }
     await assertMayRead(request, workspaceId, path)
-    const workspace = createWorkspace(deps.context.storage, request.principal.tenant, workspaceId)
+    return { path, workspace: createWorkspace(deps.context.storage, request.principal.tenant, workspaceId) }
+  }
+
+  /** The source whose listing or templates name `uri`, or undefined. */
+  async function sourceOfUri(request: SurfaceRequest, uri: string): Promise<SourceSurface | undefined> {
+    for (const surface of await sourcesOf(request.principal)) {
+      if (!surface.resources || !surface.readResource) continue
+      const { resources, templates } = await listedBy(surface, request)
+      const listed = resources.some((resource) => resource.uri === uri)
+      const templated = templates.some((template) => matchesTemplate(String(template.uriTemplate), uri))
+      if (listed || templated) return surface
+    }
+    return undefined
+  }
+
+  async function readWorkspaceFile(request: SurfaceRequest, uri: string): Promise<JsonRecord> {
+    const { path, workspace } = await readableFile(request, uri)
     const file = await workspace.readFile(path, deps.context.limits.maxFileBytes).catch((error: unknown) => {
       // A file that is not there is MCP's "resource not found"; a folder or a file too big stays a refusal.
       if (isToolError(error) && error.code === 'not_found') throw missingResource(uri)

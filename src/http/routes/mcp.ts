@@ -16,8 +16,9 @@ export interface McpRouteDeps extends McpDeps {
 }
 
 /**
- * MCP over Streamable HTTP, stateless: every POST gets a fresh server and transport, so any instance
- * behind a load balancer can answer any request and nothing outlives the call. Calls go through the
+ * MCP over Streamable HTTP, stateless at heart: every POST gets a fresh server and transport, so any
+ * instance behind a load balancer can answer any request and nothing outlives the call; a 2025
+ * session keeps only its resource subscriptions, in the bucket (mcp/sessions.ts). Calls go through the
  * same caller as REST, with the principal the auth middleware found and `?workspace=`.
  */
 export function registerMcpRoute(app: OpenAPIHono<AppEnv>, deps: McpRouteDeps): void {
@@ -27,10 +28,12 @@ export function registerMcpRoute(app: OpenAPIHono<AppEnv>, deps: McpRouteDeps): 
   const publicOrigin = new URL(deps.publicUrl).origin
   app.all('/mcp', limitedBody, async (context) => {
     assertTrustedOrigin(context.req.header('origin'), publicOrigin)
-    if (context.req.method !== 'POST') {
-      // Stateless: no server-initiated stream (GET) and no session to end (DELETE), as the spec allows.
-      throw new ToolError('method_not_allowed', `${context.req.method} is not supported on /mcp.`, {
-        hint: 'Send MCP JSON-RPC messages with POST /mcp (Streamable HTTP, stateless).',
+    const sessionId = context.req.header('mcp-session-id')
+    const sessionRequest = (context.req.method === 'GET' || context.req.method === 'DELETE') && sessionId !== undefined
+    if (context.req.method !== 'POST' && !sessionRequest) {
+      // Without a session there is no server-initiated stream (GET) and nothing to end (DELETE).
+      throw new ToolError('method_not_allowed', `${context.req.method} is not supported on /mcp without a session.`, {
+        hint: 'Send MCP JSON-RPC messages with POST /mcp (Streamable HTTP); GET and DELETE take the Mcp-Session-Id initialize answered with.',
         headers: { Allow: 'POST' },
       })
     }
@@ -38,6 +41,7 @@ export function registerMcpRoute(app: OpenAPIHono<AppEnv>, deps: McpRouteDeps): 
     const workspace = parseWorkspace(context.req.query('workspace') ?? context.get('principal').defaultWorkspace)
     const session = await import('../mcp/session')
     state ??= session.mcpState(deps)
+    if (sessionRequest) return session.answerSessionRequest(context, state, deps, workspace, sessionId)
     // Read here (the body limit applies) so the session can see what the request asks for before it answers.
     const json = /^application\/json\b/i.test(context.req.header('content-type') ?? '')
     let body: unknown
