@@ -28,11 +28,21 @@ export type GateAnswer =
   | { kind: 'pending_approval'; pending: PendingApproval }
 
 /**
- * Whether this key's calls of the tool wait for an approver: its policy names the tool's effect. The
- * one place that decides it (prepare asks it for each call; MCP's tools/list to say so).
+ * Whether this key's calls of the tool wait for an approver: its policy names the tool's effect, or,
+ * given the call's input, that call's own (Tool.callEffect). The one place that decides it (prepare
+ * asks it for each call; MCP's tools/list, without an input, to say whether a call may wait).
  */
-export function needsApproval(principal: Principal, tool: Pick<Tool, 'effect'>): boolean {
-  return principal.requireApproval.has(tool.effect)
+export function needsApproval(
+  principal: Principal,
+  tool: Pick<Tool, 'effect' | 'callEffect'>,
+  input?: { value: unknown },
+): boolean {
+  return principal.requireApproval.has(input ? effectOfCall(tool, input.value) : tool.effect)
+}
+
+/** A call's effect: the tool's, or the narrower one its input makes it (an http_fetch GET reads). */
+export function effectOfCall(tool: Pick<Tool, 'effect' | 'callEffect'>, input: unknown): Tool['effect'] {
+  return tool.callEffect?.(input) ?? tool.effect
 }
 
 export interface ApprovalGateDeps {
@@ -122,7 +132,7 @@ export function createApprovalGate(deps: ApprovalGateDeps): ApprovalGate {
         tenant: principal.tenant,
         principal: storedFormOf(principal),
         tool: call.entry.name,
-        effect: tool.effect,
+        effect: effectOfCall(tool, call.input),
         workspace: call.workspaceId,
         input: call.input,
         title,

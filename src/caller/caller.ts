@@ -225,7 +225,7 @@ export function createCaller(deps: CallerDeps): Caller {
         workspaceId: request.workspaceId,
         origin: request.origin,
         inlineImages: request.inlineImages === true,
-        needsApproval: needsApproval(principal, entry.tool),
+        needsApproval: needsApproval(principal, entry.tool, { value: input }),
       }
     },
     async admit(call, options = {}) {

@@ -118,7 +118,7 @@ export interface ToolListing {
   input_schema: Record<string, unknown>
   output_schema: Record<string, unknown>
   /** Whether a call may overwrite or delete, and whether repeating it changes nothing more (MCP's hints). */
-  hints: { destructive: boolean; idempotent: boolean }
+  hints: { destructive: boolean; idempotent: boolean; openWorld: boolean }
   /** Fingerprint of this listing's name, description, effect and schemas: changes when any of them does. */
   revision: string
 }
@@ -128,6 +128,7 @@ export function hintsOf(tool: Tool): ToolListing['hints'] {
   return {
     destructive: tool.hints?.destructive ?? (tool.effect === 'write' || tool.effect === 'destructive'),
     idempotent: tool.hints?.idempotent ?? tool.effect === 'read',
+    openWorld: tool.hints?.openWorld ?? tool.effect === 'external',
   }
 }
 

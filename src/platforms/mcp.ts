@@ -22,19 +22,19 @@ export interface McpTool {
 /**
  * MCP's hints from toolport's effect and the tool's own hints: only `read` leaves the world as it was;
  * a call that may overwrite or delete is destructive (every write tool that can replace a file, not only
- * the `destructive` ones); only `external` reaches outside the service.
+ * the `destructive` ones); `external` tools and reads of the public web reach outside the service.
  */
 export function annotationsFor(
   effect: Effect,
   title: string,
-  hints: { destructive: boolean; idempotent: boolean },
+  hints: { destructive: boolean; idempotent: boolean; openWorld: boolean },
 ): McpToolAnnotations {
   return {
     title,
     readOnlyHint: effect === 'read',
     destructiveHint: effect !== 'read' && hints.destructive,
     idempotentHint: hints.idempotent,
-    openWorldHint: effect === 'external',
+    openWorldHint: hints.openWorld,
   }
 }
 

@@ -107,9 +107,10 @@ export interface Tool<
   /**
    * What the effect alone does not say, for MCP's annotations: whether a call may overwrite or delete
    * (default: yes for write and destructive tools, no for read and external ones) and whether repeating
-   * it has no further effect (default: only for read tools).
+   * it has no further effect (default: only for read tools), and whether it reaches the world outside
+   * the service (default: only external tools; a read of the public web is a read that does).
    */
-  hints?: { destructive?: boolean; idempotent?: boolean }
+  hints?: { destructive?: boolean; idempotent?: boolean; openWorld?: boolean }
   /**
    * True when a call may send its client progress, log messages or requests mid-call (context.client,
    * context.emit): an MCP source's tool. Transports that can carry them answer on a stream.
@@ -141,6 +142,11 @@ export interface Tool<
    * such a call runs without asking an approver, since there is nothing to decide.
    */
   changesNothing?(preview: unknown): boolean
+  /**
+   * The effect of one call where it is narrower than the tool's (an http_fetch GET only reads): what
+   * the approval policy weighs for that call. Never wider than `effect`.
+   */
+  callEffect?(input: unknown): Effect
 }
 
 /** The title of one call; a callTitle that fails must not fail the call it only names. */

@@ -94,6 +94,9 @@ function sourceTool(
       ...(typeof upstream.annotations?.idempotentHint === 'boolean'
         ? { idempotent: upstream.annotations.idempotentHint }
         : {}),
+      ...(typeof upstream.annotations?.openWorldHint === 'boolean'
+        ? { openWorld: upstream.annotations.openWorldHint }
+        : {}),
     },
     input: input.validator,
     output: output ? output.validator : McpTextOutput,

@@ -27,6 +27,12 @@ export const httpFetch = defineTool({
   uses: ['http'],
   // A PUT or DELETE may change or remove what the URL holds.
   hints: { destructive: true },
+  // GET and HEAD read the web, as web_fetch does: the approval policy weighs them as reads. The methods
+  // that send something stay external.
+  callEffect: (input) => {
+    const method = (input as { method?: unknown } | null)?.method ?? 'GET'
+    return method === 'GET' || method === 'HEAD' ? 'read' : 'external'
+  },
   input: z.strictObject({
     url: z.string().min(1).max(8192).describe('Absolute http:// or https:// URL.'),
     method: z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD']).default('GET').describe('Default: GET.'),

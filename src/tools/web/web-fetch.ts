@@ -16,10 +16,12 @@ export const webFetch = defineTool({
   title: 'Read web page',
   description:
     'Fetch a public web page and return its readable main text (article body without navigation or ads) as markdown (links kept), plain text or cleaned HTML, with title and byline.',
-  effect: 'external',
+  // A read of the public web (as in the reference systems): it changes nothing, so it is not held for
+  // approval as external tools are; it still reaches outside the service.
+  effect: 'read',
   uses: ['http', 'browser', 'offload'],
   // A GET: fetching again changes nothing.
-  hints: { idempotent: true },
+  hints: { idempotent: true, openWorld: true },
   input: z.strictObject({
     url: z.string().min(1).max(8192).describe('Absolute http:// or https:// URL of the page.'),
     format: z.enum(['markdown', 'text', 'html']).default('markdown').describe('Default: markdown.'),

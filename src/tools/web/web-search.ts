@@ -8,10 +8,12 @@ export const webSearch = defineTool({
   title: 'Web search',
   description:
     'Search the web and return the top results as title, url and snippet. Follow up with web_fetch to read a result.',
-  effect: 'external',
+  // A read of the public web (as in the reference systems): it changes nothing, so it is not held for
+  // approval as external tools are; it still reaches outside the service.
+  effect: 'read',
   uses: ['search'],
   // A search changes nothing.
-  hints: { idempotent: true },
+  hints: { idempotent: true, openWorld: true },
   input: z.strictObject({
     query: z.string().trim().min(1).max(500).describe('What to search for.'),
     count: z.number().int().min(1).max(10).default(5).describe('Number of results, 1-10. Default: 5.'),
