@@ -88,15 +88,65 @@ export async function watchSourcesFolder(
 async function readFolder(root: string): Promise<FeedFile[]> {
   const files: FeedFile[] = []
   for (const name of (await readdir(root)).sort()) {
-    const match = /\.(json|ya?ml)$/.exec(name)
-    if (!match) continue
     const path = join(root, name)
     const info = await stat(path).catch(() => undefined)
-    if (!info?.isFile()) continue
-    const format = match[1] === 'json' ? 'json' : 'yaml'
-    // Too large a file still shows up, as a source whose error says why.
-    const text = info.size > maxManifestBytes ? ' '.repeat(maxManifestBytes + 1) : await readFile(path, 'utf8')
-    files.push({ name, text, format })
+    if (info?.isDirectory()) {
+      const plugin = await readPluginFolder(path, name)
+      if (plugin) files.push(plugin)
+      continue
+    }
+    const match = /\.(json|ya?ml)$/.exec(name)
+    if (!match || !info?.isFile()) continue
+    files.push({ name, format: match[1] === 'json' ? 'json' : 'yaml', text: await readManifest(path, info.size) })
   }
   return files
+}
+
+// Too large a file still shows up, as a source whose error says why.
+function readManifest(path: string, size: number): Promise<string> {
+  return size > maxManifestBytes ? Promise.resolve(' '.repeat(maxManifestBytes + 1)) : readFile(path, 'utf8')
+}
+
+/** Where a plugin folder's files are inside the sandbox (read-only). */
+const pluginMount = '/plugin'
+
+/**
+ * A plugin dropped in as a folder (reference 002's layout): its `manifest.json` (or `.yaml`) and the
+ * worker beside it, which runs in the sandbox with the folder mounted read-only at /plugin. The folder's
+ * name gives the source id. Folders without a manifest are not sources.
+ */
+async function readPluginFolder(folder: string, name: string): Promise<FeedFile | undefined> {
+  for (const [file, format] of [
+    ['manifest.json', 'json'],
+    ['manifest.yaml', 'yaml'],
+    ['manifest.yml', 'yaml'],
+  ] as const) {
+    const info = await stat(join(folder, file)).catch(() => undefined)
+    if (!info?.isFile()) continue
+    const command = await workerCommand(folder)
+    return {
+      name,
+      format,
+      text: await readManifest(join(folder, file), info.size),
+      ...(command ? { defaults: { worker: { command, mounts: [{ host: folder, sandbox: pluginMount }] } } } : {}),
+    }
+  }
+  return undefined
+}
+
+/** The worker a plugin folder holds, as the argv that starts it inside the sandbox. */
+async function workerCommand(folder: string): Promise<string[] | undefined> {
+  const byInterpreter: Array<[string, string[]]> = [
+    ['worker.mjs', ['node']],
+    ['worker.js', ['node']],
+    ['worker.cjs', ['node']],
+    ['worker.py', ['python3']],
+    ['worker.jar', ['java', '-jar']],
+    ['worker', []],
+  ]
+  for (const [file, interpreter] of byInterpreter) {
+    const info = await stat(join(folder, file)).catch(() => undefined)
+    if (info?.isFile()) return [...interpreter, `${pluginMount}/${file}`]
+  }
+  return undefined
 }

@@ -1,11 +1,18 @@
-import { chown, lstat, mkdir, mkdtemp } from 'node:fs/promises'
+import { chown, lstat, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { basename, join } from 'node:path'
 import { ToolError } from '../core/errors'
 import type { ObjectStore } from '../storage/store'
 import type { EgressRun, EgressService } from './egress/egress-service'
 import type { EgressLayer } from './egress/target'
-import type { OutputStream, Sandbox, SandboxProcess, SandboxRunResult, SandboxStatus } from './executors/sandbox'
+import type {
+  OutputStream,
+  Sandbox,
+  SandboxProcess,
+  SandboxRunResult,
+  SandboxStatus,
+  StagedFiles,
+} from './executors/sandbox'
 import type { Limiter } from './limiter'
 import { createWorkspaceMirrors, type WorkspaceMirrors } from './mirror/mirror'
 import { removeTree } from './mirror/tree'
@@ -169,7 +176,7 @@ export function createShellService(options: ShellServiceOptions): ShellService {
         mounts: request.mounts,
       })
       void started.exited.then(() => removeTree(scratch))
-      return started
+      return { ...started, stage: (files) => stageFiles(scratch, files) }
     } catch (error) {
       await removeTree(scratch)
       throw error
@@ -244,4 +251,24 @@ export function createShellService(options: ShellServiceOptions): ShellService {
       }
     },
   }
+}
+
+/**
+ * Files for one call of a long-lived program, in a folder of their own in its scratch folder (two calls
+ * in flight never see each other's), named by position so a name cannot climb out of it.
+ */
+async function stageFiles(
+  scratch: string,
+  files: ReadonlyArray<{ name: string; bytes: Uint8Array }>,
+): Promise<StagedFiles> {
+  const folder = `call-${crypto.randomUUID()}`
+  const host = join(scratch, folder)
+  await mkdir(host, { mode: 0o755 })
+  const paths: string[] = []
+  for (const [index, file] of files.entries()) {
+    const name = `${index}-${basename(file.name).replace(/[^A-Za-z0-9._-]/g, '_')}`
+    await writeFile(join(host, name), file.bytes, { mode: 0o644 })
+    paths.push(`/workspace/${folder}/${name}`)
+  }
+  return { paths, remove: () => rm(host, { recursive: true, force: true }) }
 }

@@ -9,6 +9,22 @@ import { compileSchema } from './schema-compiler'
 
 export const sourceIdPattern = /^[a-z][a-z0-9-]{0,31}$/
 
+/**
+ * The source id a file or folder name gives (`fan.summer.excel` → `fan-summer-excel`): lower case,
+ * runs of other characters as one "-", starting with a letter, at most 32 characters. A name with no
+ * letter gives itself back, which the id check then refuses naming it.
+ */
+export function sourceIdFromName(name: string): string {
+  const id = name
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, '-')
+    .replace(/^[^a-z]+/, '')
+    .replace(/-+/g, '-')
+    .slice(0, 32)
+    .replace(/-+$/, '')
+  return sourceIdPattern.test(id) ? id : name
+}
+
 export const SourceId = z
   .string()
   .regex(sourceIdPattern, 'must start with a-z and have at most 32 characters from a-z, 0-9 and "-"')

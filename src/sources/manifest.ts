@@ -7,7 +7,8 @@ import { CommandManifest } from './kinds/command'
 import { HttpManifest } from './kinds/http'
 import { McpManifest } from './kinds/mcp-manifest'
 import { OpenApiManifest } from './kinds/openapi'
-import { fromReferenceShape } from './reference-shape'
+import { WorkerManifest } from './kinds/worker-manifest'
+import { fromReferenceShape, type ManifestDefaults } from './reference-shape'
 import type { SourceOwner } from './types'
 
 /** Every kind of source a manifest may declare, told apart by `kind`. */
@@ -17,20 +18,23 @@ export const SourceManifest = z.discriminatedUnion('kind', [
   OpenApiManifest,
   CommandManifest,
   AliasManifest,
+  WorkerManifest,
 ])
 export type SourceManifest = z.output<typeof SourceManifest>
-export const sourceKinds = ['http', 'mcp', 'openapi', 'command', 'alias'] as const
+export const sourceKinds = ['http', 'mcp', 'openapi', 'command', 'alias', 'worker'] as const
 
 /**
- * What tenants may register beyond http, mcp (url), openapi and alias: `command` and `mcp-stdio` run
- * programs, in the sandbox, only where the operator lists them (TOOLPORT_TENANT_SOURCE_KINDS).
+ * What tenants may register beyond http, mcp (url), openapi and alias: `command`, `mcp-stdio` and
+ * `worker` run programs, in the sandbox, only where the operator lists them (TOOLPORT_TENANT_SOURCE_KINDS).
  */
-export const tenantSourceKinds = ['http', 'mcp', 'openapi', 'alias', 'command', 'mcp-stdio'] as const
+export const tenantSourceKinds = ['http', 'mcp', 'openapi', 'alias', 'command', 'mcp-stdio', 'worker'] as const
 export type TenantSourceKind = (typeof tenantSourceKinds)[number]
 
 /** A manifest that passed every check, as it is stored and loaded. */
 export interface SourceDefinition {
   manifest: SourceManifest
+  /** `"enabled": false` keeps the source registered but serves none of its tools (they are unavailable). */
+  enabled: boolean
   /** Fingerprint of the manifest as given: a source is reloaded only when it changes. */
   revision: string
 }
@@ -61,14 +65,38 @@ export async function parseManifestText(text: string, format: 'json' | 'yaml', w
 export function parseManifest(
   json: unknown,
   owner: SourceOwner,
-  options: { tenantKinds: readonly TenantSourceKind[] },
+  options: { tenantKinds: readonly TenantSourceKind[]; defaults?: ManifestDefaults },
 ): SourceDefinition {
-  const candidate = fromReferenceShape(json)
+  const { candidate: translated, authorField } = fromReferenceShape(json, options.defaults)
+  const { enabled, candidate } = withoutEnabled(translated)
   const parsed = SourceManifest.safeParse(candidate)
-  if (!parsed.success) throw issueError(parsed.error, candidate)
+  if (!parsed.success) throw renamed(issueError(parsed.error, candidate), authorField)
   const manifest = parsed.data
   if (owner.kind === 'tenant') checkTenantManifest(manifest, options.tenantKinds)
-  return { manifest, revision: fingerprint(JSON.stringify(candidate)) }
+  // The revision is the manifest's as stored, enabled or not: flipping it is a change like any other.
+  return { manifest, enabled, revision: fingerprint(JSON.stringify(translated)) }
+}
+
+/** `enabled`, which every kind of manifest may carry (default true), apart from the kind's own fields. */
+function withoutEnabled(candidate: unknown): { enabled: boolean; candidate: unknown } {
+  if (typeof candidate !== 'object' || candidate === null || !('enabled' in candidate)) {
+    return { enabled: true, candidate }
+  }
+  const { enabled, ...rest } = candidate as Record<string, unknown>
+  if (typeof enabled !== 'boolean') throw manifestError('enabled must be true or false.', 'enabled')
+  return { enabled, candidate: rest }
+}
+
+/** A manifest error naming the field as the author wrote it (a reference plugin's aiTools, rpc.methods). */
+function renamed(error: ToolError, authorField: (field: string) => string): ToolError {
+  const field = error.details?.field
+  if (typeof field !== 'string') return error
+  const theirs = authorField(field)
+  if (theirs === field) return error
+  return new ToolError('validation', error.message.split(field).join(theirs), {
+    hint: (error.hint ?? '').split(field).join(theirs),
+    details: { ...error.details, field: theirs },
+  })
 }
 
 function checkTenantManifest(manifest: SourceManifest, allowed: readonly TenantSourceKind[]): void {
@@ -79,7 +107,7 @@ function checkTenantManifest(manifest: SourceManifest, allowed: readonly TenantS
       details: { field: kind === 'mcp-stdio' ? 'command' : 'kind' },
     })
   }
-  if ((manifest.kind === 'mcp' || manifest.kind === 'command') && manifest.mounts) {
+  if ((manifest.kind === 'mcp' || manifest.kind === 'command' || manifest.kind === 'worker') && manifest.mounts) {
     throw new ToolError('permission_denied', 'Only operator sources may mount host folders.', {
       hint: 'Remove mounts; a tenant program runs with the sandbox image and its workspace only.',
       details: { field: 'mounts' },
@@ -110,7 +138,7 @@ function issueError(error: z.ZodError, candidate: unknown): ToolError {
     return manifestError(
       `kind must be one of ${sourceKinds.join(', ')}.`,
       'kind',
-      'Set kind to http, mcp, openapi, command or alias (docs/sources.md).',
+      'Set kind to http, mcp, openapi, command, alias or worker (docs/sources.md), or write a plugin manifest (aiTools and rpc.methods).',
     )
   }
   const field = path.join('.') || undefined
@@ -120,7 +148,7 @@ function issueError(error: z.ZodError, candidate: unknown): ToolError {
 /** The field names a strict object at `path` accepts, found by asking the kind's schema. */
 function knownKeysAt(candidate: unknown, path: string[]): string[] {
   const kind = (candidate as { kind?: unknown } | null)?.kind
-  const schema = [HttpManifest, McpManifest, OpenApiManifest, CommandManifest, AliasManifest].find(
+  const schema = [HttpManifest, McpManifest, OpenApiManifest, CommandManifest, AliasManifest, WorkerManifest].find(
     (option) => (option.shape as { kind: z.ZodLiteral<string> }).kind.value === kind,
   )
   let current: z.ZodType | undefined = schema

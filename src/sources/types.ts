@@ -7,7 +7,8 @@ import type { Tool } from '../tools/tool'
 /** Who registered a source: the operator (a folder or storage prefix), or a tenant (PUT /v1/sources/{id}). */
 export type SourceOwner = { kind: 'operator' } | { kind: 'tenant'; tenant: string }
 
-export type SourceState = 'loading' | 'ready' | 'error'
+/** `disabled`: registered with `"enabled": false`; it does not load, and its tools are unavailable. */
+export type SourceState = 'loading' | 'ready' | 'error' | 'disabled'
 
 /** What GET /v1/sources shows of one source: never its secrets. */
 export interface SourceStatus {
@@ -15,6 +16,12 @@ export interface SourceStatus {
   kind: string
   owner: 'operator' | 'tenant'
   status: SourceState
+  /** False when its manifest says `"enabled": false` (or PATCH /v1/sources/{id} did). */
+  enabled: boolean
+  /** Whether it offers tools to models (reference 002's supportsAi): false for a plugin with `aiTools: []`. */
+  supports_ai: boolean
+  /** When it entered its status (ISO 8601). */
+  since: string
   /** Why the source is in error (or what it is waiting for); a model or an admin can act on it. */
   reason?: string
   /** The names its tools have in the catalog. */
@@ -78,6 +85,10 @@ export interface LoadedSource {
   overrides?: ReadonlyMap<string, CatalogEntry>
   /** Things an admin should know although the source works (tools skipped, and why). */
   notes?: string[]
+  /** What an admin should know now (a worker that stopped, and its stderr), shown with the status. */
+  note?(): string | undefined
+  /** Subscribes to changes of note(): the status is assembled again. */
+  onNote?(listener: () => void): void
   /** Called when the source is removed or replaced: close connections, stop processes. */
   close?(): Promise<void>
   /** Subscribes to the source's own change signal (an MCP server's tools/list_changed). */

@@ -29,3 +29,20 @@ export async function bundleStdioFixture(entry = 'mcp-stdio-server.ts'): Promise
   await chmod(join(folder, 'server.mjs'), 0o644)
   return { folder, remove: () => rm(folder, { recursive: true, force: true }) }
 }
+
+/** Bundles a fixture (a file in test/fixtures) into `folder`/`file`, readable by the sandbox user. */
+export async function bundleFixtureInto(entry: string, folder: string, file: string): Promise<void> {
+  await build({
+    entryPoints: [new URL(`../fixtures/${entry}`, import.meta.url).pathname],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    outfile: join(folder, file),
+    logLevel: 'silent',
+    // exceljs and its dependencies are CommonJS that require Node's built-ins.
+    banner: { js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);" },
+  })
+  await chmod(folder, 0o755)
+  await chmod(join(folder, file), 0o644)
+}

@@ -110,15 +110,23 @@ describe('every kind of source, like a built-in', () => {
     expect((await server.call('fx_big', { chars: 10 }, { key: adminKey })).body).toEqual({ data: 'xxxxxxxxxx' })
   })
 
-  it('never shadows a built-in or another source: such a source is refused with 409 naming both', async () => {
+  it("never shadows a built-in or another source: a built-in's name is served in the source's namespace, another source's is 409", async () => {
     const shadow = await put('shadow', {
       id: 'shadow',
       kind: 'alias',
       tools: [{ name: 'read_file', tool: 'write_file' }],
     })
-    expect(shadow.status).toBe(409)
-    expect(shadow.body).toMatchObject({ code: 'conflict', field: 'tools' })
-    expect(shadow.body.detail).toContain('built-in read_file')
+    expect(shadow.status).toBe(201)
+    expect(shadow.body).toMatchObject({ status: 'ready', tools: ['shadow_read_file'] })
+    expect(shadow.body.reason).toContain('read_file is served as shadow_read_file (shadow:read_file)')
+    // read_file is the built-in still; the source's tool answers under its namespaced name.
+    expect((await server.call('read_file', { path: 'nothing' }, { key: adminKey })).status).toBe(404)
+    const written = await server.call('shadow_read_file', { path: 'shadowed.txt', content: 'x' }, { key: adminKey })
+    expect(written.status, JSON.stringify(written.body)).toBe(200)
+    await fetch(`${server.url}/v1/sources/shadow`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${adminKey}` },
+    })
     const dupe = await put('dupe', { id: 'dupe', kind: 'alias', tools: [{ name: 'fx_echo', tool: 'read_file' }] })
     expect(dupe.status).toBe(409)
     expect(dupe.body.detail).toContain('source fx')
@@ -129,12 +137,22 @@ describe('every kind of source, like a built-in', () => {
   })
 
   it('refuses a name that only spells a taken one another way (case, "-", "_" at an end)', async () => {
-    for (const [name, taken] of [
-      ['Read_File', 'built-in read_file'],
-      ['read-file', 'built-in read_file'],
-      ['read_file_', 'built-in read_file'],
-      ['FX_ECHO', 'source fx'],
-    ]) {
+    // A built-in's name spelled another way is namespaced like the name itself.
+    for (const name of ['Read_File', 'read-file', 'read_file_']) {
+      const lookalike = await put('lookalike', {
+        id: 'lookalike',
+        kind: 'alias',
+        tools: [{ name, tool: 'write_file' }],
+      })
+      expect(lookalike.status, name).toBe(201)
+      expect(lookalike.body.tools, name).toEqual([`lookalike_${name}`])
+      expect(lookalike.body.reason, name).toContain('the built-in')
+      await fetch(`${server.url}/v1/sources/lookalike`, {
+        method: 'DELETE',
+        headers: { authorization: `Bearer ${adminKey}` },
+      })
+    }
+    for (const [name, taken] of [['FX_ECHO', 'source fx']]) {
       const lookalike = await put('lookalike', {
         id: 'lookalike',
         kind: 'alias',
@@ -198,9 +216,27 @@ describe('every kind of source, like a built-in', () => {
         ],
       },
       { id: 'short', kind: 'alias', tools: [{ name: 'sh', tool: 'execute_command' }] },
+      { id: 'sheets', kind: 'worker', command: ['python3', '/opt/sheets/worker.py'], tools: [] },
+      // Reference 002's plugin manifest, as its worked example writes it (no id, no kind).
+      {
+        rpc: {
+          methods: {
+            excel_analyze: {
+              description: 'Analyze an Excel file and return sheets and headers.',
+              inputSchema: { type: 'object', properties: { filePath: { type: 'string' } }, required: ['filePath'] },
+              outputSchema: { type: 'object', properties: { success: { type: 'boolean' } }, required: ['success'] },
+            },
+          },
+        },
+        aiTools: [
+          { name: 'excel_analyze', method: 'excel_analyze', effect: 'read', description: 'Analyze an Excel file.' },
+        ],
+      },
+      { rpc: { methods: {} }, aiTools: [], enabled: false },
     ]
     for (const example of examples) expect(validate(example), JSON.stringify(validate.errors)).toBe(true)
     expect(validate({ id: 'x', kind: 'http', url: 'https://x.example', tools: [], extra: 1 })).toBe(false)
+    expect(validate({ rpc: { methods: {} }, aiTools: [{ name: 'x', method: 'x', effect: 'sometimes' }] })).toBe(false)
   })
 })
 

@@ -4,6 +4,7 @@ import { ToolError } from '../../core/errors'
 import { sourceIdPattern } from '../../sources/declared'
 import type { SourceHost } from '../../sources/host/source-host'
 import { maxManifestBytes, SourceManifest } from '../../sources/manifest'
+import { ReferencePluginManifest } from '../../sources/reference-shape'
 import type { AppEnv } from '../env'
 import { limitBody } from '../middleware/body-limit'
 import { problemContent } from '../problem'
@@ -13,7 +14,10 @@ const SourceStatus = z
     id: z.string(),
     kind: z.string(),
     owner: z.enum(['operator', 'tenant']),
-    status: z.enum(['loading', 'ready', 'error']),
+    status: z.enum(['loading', 'ready', 'error', 'disabled']),
+    enabled: z.boolean().describe('False when the manifest says "enabled": false (PATCH /v1/sources/{id} flips it).'),
+    supports_ai: z.boolean().describe('Whether it offers tools to models: false for a plugin with "aiTools": [].'),
+    since: z.string().describe('When it entered its status (ISO 8601).'),
     reason: z.string().optional().describe('Why the source is in error, or notes on a ready one (tools skipped).'),
     tools: z.array(z.string()).describe('The names its tools have in the catalog.'),
     refreshed_at: z.string().nullable(),
@@ -170,7 +174,16 @@ export function registerSourceRoutes(app: OpenAPIHono<AppEnv>, host: SourceHost 
   })
 }
 
-/** The JSON Schema of a manifest (every kind), published at GET /v1/sources/schema and in docs/. */
+/**
+ * The JSON Schema of a manifest, published at GET /schemas/source-manifest.json: every kind, or a
+ * plugin manifest in reference 002's shape (aiTools and rpc.methods), which is read as a worker.
+ */
 export function manifestJsonSchema(): Record<string, unknown> {
-  return z.toJSONSchema(SourceManifest, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>
+  const options = { io: 'input', unrepresentable: 'any' } as const
+  const { $schema, ...kinds } = z.toJSONSchema(SourceManifest, options) as Record<string, unknown>
+  const { $schema: _, ...plugin } = z.toJSONSchema(ReferencePluginManifest, options) as Record<string, unknown>
+  return {
+    $schema,
+    anyOf: [kinds, { ...plugin, title: 'Plugin manifest (reference 002: aiTools and rpc.methods)' }],
+  }
 }

@@ -113,6 +113,13 @@ export interface SandboxStartRequest {
   mounts?: ReadonlyArray<{ host: string; sandbox: string }>
 }
 
+/** Files staged for one call of a long-lived program. */
+export interface StagedFiles {
+  /** Each file's path inside the sandbox, in the order given. */
+  paths: string[]
+  remove(): Promise<void>
+}
+
 /** A sandboxed program that keeps running: write to its stdin, read its stdout and stderr. */
 export interface SandboxProcess {
   write(text: string): void
@@ -121,6 +128,12 @@ export interface SandboxProcess {
   readonly exited: Promise<{ code: number | null }>
   /** Kills its whole process group. */
   kill(): void
+  /**
+   * Puts files where the program can read them for one of its calls (a folder of their own in its
+   * /workspace, its scratch folder): their paths inside the sandbox, and how to remove them after.
+   * Unset where the starter keeps no folder for it.
+   */
+  stage?(files: ReadonlyArray<{ name: string; bytes: Uint8Array }>): Promise<StagedFiles>
 }
 
 /** The resource limits every executor applies to one command. */

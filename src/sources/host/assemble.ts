@@ -47,23 +47,61 @@ export function clashOf(
       owners.set(tool.name, other.id)
     }
   }
-  return conflictOf(source, taken, owners)
+  return placementOf(source, taken, owners).conflict
 }
 
 /**
- * The first of the source's tools whose name folds like one in `taken` (folded → as spelled; `owners`
- * names the source of each that is not a built-in), or two of its own that fold alike.
+ * The name a source's tool takes when a built-in has its own: the source's id before it
+ * (`excel_analyze` of the source `excel` is `excel_excel_analyze`; its id stays `excel:excel_analyze`).
  */
-function conflictOf(
+export function namespacedName(source: string, name: string): string {
+  return `${source.replace(/-/g, '_')}_${name}`
+}
+
+/** How a source's tools join the catalog: under their names, some namespaced, or not at all (why). */
+interface Placement {
+  conflict?: string
+  /** Tools whose name a built-in has, and the name each is served under. */
+  renamed: Map<string, string>
+}
+
+/**
+ * Where the source's tools go beside `taken` (folded → as spelled; `owners` names the source of each
+ * that is not a built-in): a tool whose name a built-in has is served under its namespaced name when
+ * that is free; a name another source has, or two of its own that fold alike, is a conflict.
+ */
+function placementOf(
   source: HostedSource,
   taken: ReadonlyMap<string, string>,
   owners: ReadonlyMap<string, string>,
-): string | undefined {
+): Placement {
+  const renamed = new Map<string, string>()
+  const own = ownClash(source)
+  if (own) return { conflict: own, renamed }
   for (const tool of source.tools) {
     const other = taken.get(foldedName(tool.name))
-    if (other !== undefined) return clashMessage(tool.name, other, owners.get(other))
+    if (other === undefined) continue
+    const owner = owners.get(other)
+    const namespaced = namespacedName(source.id, tool.name)
+    const free =
+      owner === undefined &&
+      toolNameFits(namespaced) &&
+      !taken.has(foldedName(namespaced)) &&
+      !source.tools.some((mine) => foldedName(mine.name) === foldedName(namespaced))
+    if (!free) return { conflict: clashMessage(tool.name, other, owner), renamed }
+    renamed.set(tool.name, namespaced)
   }
-  return ownClash(source)
+  return { renamed }
+}
+
+/** The platforms' tool name rule (declared.ts toolNamePattern), which a namespaced name must keep. */
+function toolNameFits(name: string): boolean {
+  return /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/.test(name)
+}
+
+/** A source tool under another name: the same tool and id, listed and called by `name`. */
+function renamedEntry(entry: CatalogEntry, name: string): CatalogEntry {
+  return { ...entry, name, tool: { ...entry.tool, name } }
 }
 
 /** Two tools of one source whose names fold alike (an MCP server's `Search` and `search`), as a conflict message. */
@@ -113,15 +151,27 @@ export function assembleTenant(
         tools: [],
       }
     } else if (source.state === 'ready') {
-      const conflict = conflictOf(source, taken, owners)
+      const { conflict, renamed } = placementOf(source, taken, owners)
       if (conflict) {
         status = { ...status, status: 'error', reason: `${conflict}; rename one of them`, tools: [] }
       } else {
-        for (const tool of source.tools) {
+        for (const declared of source.tools) {
+          const as = renamed.get(declared.name)
+          const tool = as ? renamedEntry(declared, as) : declared
           tools.push(tool)
           byName.set(tool.name, tool)
           owners.set(tool.name, source.id)
           taken.set(foldedName(tool.name), tool.name)
+        }
+        if (renamed.size > 0) {
+          const notes = [...renamed].map(
+            ([name, as]) => `${name} is served as ${as} (${source.id}:${name}): the built-in ${name} has its name`,
+          )
+          status = {
+            ...status,
+            tools: status.tools.map((name) => renamed.get(name) ?? name),
+            reason: [status.reason, ...notes].filter(Boolean).join('; '),
+          }
         }
         if (source.owner.kind === 'operator') {
           for (const [name, tool] of source.overrides) if (!overrides.has(name)) overrides.set(name, tool)

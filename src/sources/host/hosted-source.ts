@@ -22,6 +22,8 @@ export interface HostedSource {
   /** Names its tools had when it was last ready: a call to one while it is not gets a hint naming the source. */
   readonly knownNames: readonly string[]
   readonly refreshedAt: Date | undefined
+  /** When it entered its state. */
+  readonly since: Date
   /** Loads (again); resolves when done, whatever the outcome. */
   load(): Promise<void>
   /** Settles when a load in progress does. */
@@ -48,18 +50,21 @@ export interface HostedSourceOptions {
 export function createHostedSource(options: HostedSourceOptions): HostedSource {
   const { definition } = options
   const broken = 'error' in definition
-  let state: SourceState = broken ? 'error' : 'loading'
+  const disabled = !broken && !definition.enabled
+  let state: SourceState = broken ? 'error' : disabled ? 'disabled' : 'loading'
+  let since = new Date()
   let reason: string | undefined = broken ? definition.error : undefined
   let loaded: LoadedSource | undefined
   // The loaded tools, marked as a tenant's own when a tenant registered the source.
   let loadedTools: readonly CatalogEntry[] = []
-  let knownNames: string[] = [...(options.knownNames ?? [])]
-  let refreshedAt: Date | undefined = broken ? new Date() : undefined
+  // Before its first load, the names its manifest declares (or those of the manifest it replaces).
+  let knownNames: string[] = [...(options.knownNames ?? (broken ? [] : declaredNames(definition.manifest)))]
+  let refreshedAt: Date | undefined = broken || disabled ? new Date() : undefined
   let loading: Promise<void> | undefined
   let closed = false
 
   async function loadOnce(): Promise<void> {
-    if (broken || closed) return
+    if (broken || disabled || closed) return
     const manifest = definition.manifest
     const controller = new AbortController()
     let timer: ReturnType<typeof setTimeout> | undefined
@@ -73,7 +78,7 @@ export function createHostedSource(options: HostedSourceOptions): HostedSource {
     })
     // A ready source keeps serving its tools while it refreshes.
     if (state !== 'ready') {
-      state = 'loading'
+      enter('loading')
       options.changed(source, false)
     }
     try {
@@ -93,13 +98,16 @@ export function createHostedSource(options: HostedSourceOptions): HostedSource {
         options.owner.kind === 'tenant' ? next.tools.map((entry) => ({ ...entry, tenantSource: true })) : next.tools
       await previous?.close?.().catch(() => {})
       knownNames = [...next.tools.map((tool) => tool.name), ...(next.overrides?.keys() ?? [])]
-      state = 'ready'
+      enter('ready')
       reason = next.notes?.join('; ')
       next.onChange?.(() => {
         if (loaded === next && !closed) options.changed(source, true)
       })
+      next.onNote?.(() => {
+        if (loaded === next && !closed) options.changed(source, false)
+      })
     } catch (error) {
-      state = 'error'
+      enter('error')
       reason = describe(error)
       options.log.warn('source failed to load', {
         source: options.id,
@@ -111,6 +119,11 @@ export function createHostedSource(options: HostedSourceOptions): HostedSource {
       refreshedAt = new Date()
       options.changed(source, false)
     }
+  }
+
+  function enter(next: SourceState): void {
+    if (state !== next) since = new Date()
+    state = next
   }
 
   const source: HostedSource = {
@@ -136,6 +149,9 @@ export function createHostedSource(options: HostedSourceOptions): HostedSource {
     get refreshedAt() {
       return refreshedAt
     },
+    get since() {
+      return since
+    },
     load() {
       loading ??= loadOnce().finally(() => {
         loading = undefined
@@ -144,7 +160,7 @@ export function createHostedSource(options: HostedSourceOptions): HostedSource {
     },
     settled: () => loading ?? Promise.resolve(),
     retryDue(now, refreshMs) {
-      if (broken || loading) return false
+      if (broken || disabled || loading) return false
       const age = now - (refreshedAt?.getTime() ?? 0)
       if (state === 'error') return age >= retryAfterMs
       // Sources whose tools come from an upstream (an MCP server, an OpenAPI document at a URL) are listed again.
@@ -156,18 +172,35 @@ export function createHostedSource(options: HostedSourceOptions): HostedSource {
       loaded = undefined
       await current?.close?.().catch(() => {})
     },
-    status: () => ({
-      id: options.id,
-      kind: source.kind,
-      owner: options.owner.kind,
-      status: state,
-      ...(reason ? { reason } : {}),
-      tools: state === 'ready' ? knownNames : [],
-      refreshed_at: refreshedAt?.toISOString() ?? null,
-      revision: definition.revision,
-    }),
+    status: () => {
+      // A ready source may know more now than when it loaded (its worker stopped, and why).
+      const live = state === 'ready' ? loaded?.note?.() : undefined
+      const why = [reason, live].filter(Boolean).join('; ')
+      return {
+        id: options.id,
+        kind: source.kind,
+        owner: options.owner.kind,
+        status: state,
+        enabled: !disabled,
+        supports_ai: state === 'ready' ? loadedTools.length > 0 : knownNames.length > 0,
+        since: since.toISOString(),
+        ...(why ? { reason: why } : disabled ? { reason: 'it is disabled ("enabled": false)' } : {}),
+        tools: state === 'ready' ? knownNames : [],
+        refreshed_at: refreshedAt?.toISOString() ?? null,
+        revision: definition.revision,
+      }
+    },
   }
   return source
+}
+
+/** The tool names a manifest declares itself (every kind but mcp and openapi, whose upstream names them). */
+function declaredNames(manifest: SourceDefinition['manifest']): string[] {
+  const tools = (manifest as { tools?: unknown }).tools
+  if (!Array.isArray(tools)) return []
+  return tools.flatMap((tool) =>
+    typeof (tool as { name?: unknown })?.name === 'string' ? [(tool as { name: string }).name] : [],
+  )
 }
 
 function listsUpstream(manifest: SourceDefinition['manifest']): boolean {

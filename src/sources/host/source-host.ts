@@ -4,7 +4,9 @@ import type { HttpClient } from '../../net/http'
 import { sourceKeys } from '../../storage/layout'
 import { isPreconditionFailed, type ObjectStore } from '../../storage/store'
 import type { Tool } from '../../tools/tool'
+import { sourceIdFromName } from '../declared'
 import { parseManifest, type SourceDefinition, type TenantSourceKind } from '../manifest'
+import type { ManifestDefaults } from '../reference-shape'
 import type { ProcessStarter, SourceLoadContext, SourceOwner, SourceStatus } from '../types'
 import { assembleTenant, clashOf, type TenantSources } from './assemble'
 import { createSourceBudget } from './budget'
@@ -18,10 +20,12 @@ export type { TenantSources }
 
 /** A manifest file as a feed hands it over (a file of the operator's folder, a pack). */
 export interface FeedFile {
-  /** The file name; its stem is the source id. */
+  /** The file name (or a plugin's folder name); its stem gives the source id (sourceIdFromName). */
   name: string
   text: string
   format: 'json' | 'yaml'
+  /** What the file's place supplies: a plugin folder's worker. */
+  defaults?: ManifestDefaults
 }
 
 export interface SourceHostDeps {
@@ -223,7 +227,12 @@ export function createSourceHost(deps: SourceHostDeps): SourceHost {
       return (await forTenant(tenant)).statuses
     },
     async put(tenant, id, json) {
-      const definition = parseManifest(json, { kind: 'tenant', tenant }, { tenantKinds: deps.tenantKinds })
+      // The id in the URL is the manifest's when it names none (a reference plugin manifest has none).
+      const definition = parseManifest(
+        json,
+        { kind: 'tenant', tenant },
+        { tenantKinds: deps.tenantKinds, defaults: { id } },
+      )
       if (definition.manifest.id !== id) {
         throw new ToolError('validation', `The manifest's id is ${definition.manifest.id}, but the URL names ${id}.`, {
           hint: `PUT the manifest to /v1/sources/${definition.manifest.id}, or change its id to ${id}.`,
@@ -318,8 +327,12 @@ export function createSourceHost(deps: SourceHostDeps): SourceHost {
     async setFeed(feed, files) {
       const byId = new Map<string, ManifestFile>()
       for (const file of files) {
-        const match = /^(.+)\.(json|ya?ml)$/.exec(file.name)
-        if (match?.[1]) byId.set(match[1], { text: file.text, format: file.format })
+        const stem = /^(.+)\.(json|ya?ml)$/.exec(file.name)?.[1] ?? file.name
+        byId.set(sourceIdFromName(stem), {
+          text: file.text,
+          format: file.format,
+          ...(file.defaults ? { defaults: file.defaults } : {}),
+        })
       }
       const set = feeds.get(feed)
       if (!set) throw new Error(`unknown source feed ${feed}`)

@@ -1,5 +1,6 @@
 import { ToolError } from '../../core/errors'
 import { parseManifest, parseManifestText, type SourceDefinition, type TenantSourceKind } from '../manifest'
+import type { ManifestDefaults } from '../reference-shape'
 import type { SourceLoadContext, SourceOwner } from '../types'
 import { createHostedSource, type HostedSource } from './hosted-source'
 
@@ -7,6 +8,8 @@ import { createHostedSource, type HostedSource } from './hosted-source'
 export interface ManifestFile {
   text: string
   format: 'json' | 'yaml'
+  /** What the file's place supplies (a plugin folder's worker); the id is always the file's. */
+  defaults?: ManifestDefaults
 }
 
 /** Why a stored manifest cannot be used: the source shows this as its error. */
@@ -70,7 +73,10 @@ export function createSourceSet(deps: SourceSetDeps): SourceSet {
   async function definitionOf(id: string, file: ManifestFile): Promise<SourceDefinition | BrokenDefinition> {
     try {
       const json = await parseManifestText(file.text, file.format, `${id}.${file.format}`)
-      const definition = parseManifest(json, deps.owner, { tenantKinds: deps.tenantKinds })
+      const definition = parseManifest(json, deps.owner, {
+        tenantKinds: deps.tenantKinds,
+        defaults: { ...file.defaults, id },
+      })
       if (definition.manifest.id === id) return definition
       return {
         error: `its id is ${definition.manifest.id}, but the file is named ${id}`,

@@ -14,6 +14,8 @@ export async function kindFor(kind: string): Promise<SourceKind<never>> {
       return (await import('./openapi')).openApiKind as SourceKind<never>
     case 'command':
       return (await import('./command')).commandKind as SourceKind<never>
+    case 'worker':
+      return (await import('./worker')).workerKind as SourceKind<never>
     case 'alias':
       return (await import('./alias')).aliasKind as SourceKind<never>
     default:

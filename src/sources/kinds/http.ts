@@ -124,7 +124,7 @@ const JsonRpcResponse = z.object({
   error: z.object({ code: z.number(), message: z.string(), data: z.unknown().optional() }).optional(),
 })
 
-function jsonRpcResult(response: unknown, source: string, tool: string): unknown {
+export function jsonRpcResult(response: unknown, source: string, tool: string): unknown {
   const envelope = JsonRpcResponse.safeParse(response)
   if (!envelope.success || (envelope.data.result === undefined && !envelope.data.error)) {
     throw new ToolError(

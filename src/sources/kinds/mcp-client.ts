@@ -15,8 +15,9 @@ import { ToolError } from '../../core/errors'
 import type { ClientChannel, ToolEvent } from '../../tools/tool'
 import { resolveSecrets } from '../declared'
 import type { SourceLoadContext } from '../types'
-import { fetchThrough, ProcessTransport } from './mcp-connection'
+import { fetchThrough } from './mcp-connection'
 import { connectTimeoutOf, type McpManifest } from './mcp-manifest'
+import { ProcessTransport } from './process-transport'
 
 type CallResult = { content?: unknown; structuredContent?: unknown; isError?: unknown }
 
