@@ -10,6 +10,8 @@ export interface CatalogView {
   /** The tools the principal may see and call, in catalog order: built-ins, operator sources, tenant sources. */
   readonly entries: readonly CatalogEntry[]
   readonly listings: readonly ToolListing[]
+  /** Tools of sources that are not ready (or gone) which the principal could call: not offered to models. */
+  readonly unavailable: ReadonlyArray<{ name: string; id: string } & UnavailableTool>
 }
 
 /** A tenant's source tools as the sources hold them (sources/host assembles them). */
@@ -19,8 +21,21 @@ export interface TenantTools {
   readonly byName: ReadonlyMap<string, CatalogEntry>
   /** Built-ins whose input handling a compat pack extends, by name. */
   readonly overrides: ReadonlyMap<string, CatalogEntry>
-  /** Names of tools whose source is not ready (loading, in error, in conflict), with why. */
-  readonly missing: ReadonlyMap<string, { source: string; status: string; reason: string }>
+  /**
+   * Tools not offered now, by name: their source is loading, in error, disabled or removed (with why
+   * and since when). A call to one is 503 naming them; the key's catalog lists them as unavailable.
+   */
+  readonly missing: ReadonlyMap<string, UnavailableTool>
+}
+
+/** A tool the catalog knows but does not offer now. */
+export interface UnavailableTool {
+  source: string
+  /** The source's status: loading, error, disabled, or removed. */
+  status: string
+  reason: string
+  /** Since when (ISO 8601). */
+  since: string
 }
 
 /** What the catalog needs of the sources: each tenant's tools, live. */
@@ -107,7 +122,10 @@ export function createCatalog(tools: readonly Tool[], sources?: ToolSources): Ca
       if (cached && cached.tenant === tenant) return cached.view
       const entries = entriesOf(tenant).filter((entry) => !principal || mayCall(principal, entry))
       const listed = entries.map(listing)
-      const view: CatalogView = { revision: catalogRevision(listed), entries, listings: listed }
+      const unavailable = [...(tenant?.missing ?? [])]
+        .map(([name, gone]) => ({ name, id: `${gone.source}:${name}`, ...gone }))
+        .filter((gone) => !principal || mayCall(principal, gone))
+      const view: CatalogView = { revision: catalogRevision(listed), entries, listings: listed, unavailable }
       views.set(key, { tenant, view })
       return view
     },
@@ -122,11 +140,23 @@ export function createCatalog(tools: readonly Tool[], sources?: ToolSources): Ca
       const found = sourced?.byName.get(name)
       if (found) return found
       const gone = sourced?.missing.get(name)
+      if (gone) {
+        // Known, but not offered now: the call may work later (a source loading, disabled, removed).
+        throw new ToolError(
+          'unavailable',
+          `${name} is unavailable since ${gone.since}: its source ${gone.source} is ${gone.status} (${gone.reason.replace(/\.$/, '')}).`,
+          {
+            hint:
+              gone.status === 'loading'
+                ? 'Retry in a few seconds: the source is loading.'
+                : `GET /v1/sources/${gone.source} shows its state; the tool is served again (with its latest schema) once its source is back.`,
+            details: { source: gone.source, source_status: gone.status, since: gone.since },
+            headers: { 'retry-after': gone.status === 'loading' ? '5' : '60' },
+          },
+        )
+      }
       throw new ToolError('not_found', `There is no tool named ${JSON.stringify(name)}.`, {
-        hint: gone
-          ? `${name} belongs to the source ${gone.source}, which is ${gone.status}: ${gone.reason} GET /v1/sources/${gone.source} shows its state.`
-          : 'GET /v1/tools lists the tools this key may call; use one of their names.',
-        ...(gone ? { details: { source: gone.source, source_status: gone.status } } : {}),
+        hint: 'GET /v1/tools lists the tools this key may call; use one of their names.',
       })
     },
   }

@@ -253,7 +253,7 @@ describe('an http source registered by a tenant', () => {
     expect(status).toMatchObject({ status: 'succeeded', result: { sum: 30 } })
   })
 
-  it('changes revision when replaced, and answers 404 with a hint once removed', async () => {
+  it('changes revision when replaced, and answers 503 naming the removal once removed', async () => {
     const first = (await catalog(userKey)).revision
     const replaced = await sources(
       'PUT',
@@ -272,8 +272,10 @@ describe('an http source registered by a tenant', () => {
     )
     expect((await sources('DELETE', '/excel', adminKey)).status).toBe(204)
     const gone = await server.call('excel_add', { a: 1, b: 1 }, { key: userKey })
-    expect(gone.status).toBe(404)
-    expect(gone.body.hint).toContain('GET /v1/tools')
+    expect(gone.status).toBe(503)
+    expect(gone.body).toMatchObject({ code: 'unavailable', source: 'excel', source_status: 'removed' })
+    // A tool that never was is still a 404.
+    expect((await server.call('excel_never', {}, { key: userKey })).status).toBe(404)
     expect((await sources('DELETE', '/excel', adminKey)).status).toBe(404)
   })
 })

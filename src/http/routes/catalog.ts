@@ -18,6 +18,12 @@ export function registerCatalogRoute(app: OpenAPIHono<AppEnv>, catalog: Catalog)
     }
     const view = await catalog.view(context.get('principal'))
     // The revision comes from the toolport entries, so it is the same whichever format is asked for.
-    return context.json({ revision: view.revision, format, tools: formatCatalog(format, view.listings) })
+    // Tools whose source is not ready (or gone) are listed apart, never among the tools a model is given.
+    return context.json({
+      revision: view.revision,
+      format,
+      tools: formatCatalog(format, view.listings),
+      unavailable: view.unavailable,
+    })
   })
 }

@@ -92,6 +92,40 @@ const putSource = createRoute({
   },
 })
 
+const patchSource = createRoute({
+  method: 'patch',
+  path: '/v1/sources/{id}',
+  operationId: 'patch_source',
+  summary: 'Enable or disable source',
+  description:
+    "Turn one of this tenant's sources off (its tools leave the catalog and answer 503 as unavailable) or on again, keeping it registered: its manifest's `enabled`. Anything else is changed with PUT.",
+  tags,
+  security,
+  request: {
+    params: z.object({ id: SourceIdParam }),
+    body: {
+      required: true,
+      content: {
+        'application/json': {
+          schema: z
+            .strictObject({ enabled: z.boolean().describe('false: disabled; true: serve its tools again.') })
+            .openapi('SourcePatch'),
+        },
+      },
+    },
+  },
+  responses: {
+    200: { description: 'Its status now.', content: { 'application/json': { schema: SourceStatus } } },
+    400: { description: 'The body is not { "enabled": true|false }.', content: problemContent },
+    ...denied,
+    404: {
+      description: "No such source for this tenant (an operator's source is the operator's).",
+      content: problemContent,
+    },
+    409: { description: 'Another request changed the source meanwhile.', content: problemContent },
+  },
+})
+
 const deleteSource = createRoute({
   method: 'delete',
   path: '/v1/sources/{id}',
@@ -109,7 +143,7 @@ const deleteSource = createRoute({
 })
 
 /** The source routes, for the OpenAPI document of admin keys. */
-export const sourceRoutes = [listSources, getSource, putSource, deleteSource]
+export const sourceRoutes = [listSources, getSource, putSource, patchSource, deleteSource]
 
 function assertAdmin(principal: Principal): void {
   if (principal.admin) return
@@ -166,6 +200,12 @@ export function registerSourceRoutes(app: OpenAPIHono<AppEnv>, host: SourceHost 
     }
     const { status, created } = await sources().put(tenant, id, context.req.valid('json'))
     return context.json(status, created ? 201 : 200)
+  })
+  app.openapi(patchSource, async (context) => {
+    const { id } = context.req.valid('param')
+    const status = await sources().setEnabled(context.get('principal').tenant, id, context.req.valid('json').enabled)
+    if (!status) throw notFound(id)
+    return context.json(status, 200)
   })
   app.openapi(deleteSource, async (context) => {
     const { id } = context.req.valid('param')

@@ -1,11 +1,12 @@
-import type { TenantTools } from '../../catalog/catalog'
+import type { TenantTools, UnavailableTool } from '../../catalog/catalog'
 import type { CatalogEntry } from '../../catalog/entry'
-import type { SourceState, SourceStatus } from '../types'
+import type { SourceStatus } from '../types'
 import type { HostedSource } from './hosted-source'
+import type { RemovedTool } from './source-set'
 
 /** A tenant's source tools, ready to list and call, and what the catalog knows of tools that are gone. */
 export interface TenantSources extends TenantTools {
-  readonly missing: ReadonlyMap<string, { source: string; status: SourceState; reason: string }>
+  readonly missing: ReadonlyMap<string, UnavailableTool>
   readonly statuses: SourceStatus[]
 }
 
@@ -130,11 +131,12 @@ function foldedNames(names: Iterable<string>): Map<string, string> {
 export function assembleTenant(
   sources: readonly HostedSource[],
   builtins: ReadonlyMap<string, unknown>,
+  removed: Iterable<[string, RemovedTool]> = [],
 ): TenantSources {
   const tools: CatalogEntry[] = []
   const byName = new Map<string, CatalogEntry>()
   const overrides = new Map<string, CatalogEntry>()
-  const missing = new Map<string, { source: string; status: SourceState; reason: string }>()
+  const missing = new Map<string, UnavailableTool>()
   const owners = new Map<string, string>()
   // Folded names already in the catalog (foldedName), with their spelling: the built-ins first.
   const taken = foldedNames(builtins.keys())
@@ -179,17 +181,26 @@ export function assembleTenant(
       }
     }
     if (status.status !== 'ready') {
-      for (const name of source.knownNames) {
+      for (const known of source.knownNames) {
+        // A tool a built-in's name would have been served under the source's namespace.
+        const name = builtins.has(known) ? namespacedName(source.id, known) : known
         if (!byName.has(name) && !builtins.has(name)) {
           missing.set(name, {
             source: source.id,
             status: status.status,
             reason: status.reason ?? 'it is still loading.',
+            since: status.since,
           })
         }
       }
     }
     statuses.push(status)
+  }
+  // Tools of removed sources, until a tool of that name is served again.
+  for (const [known, gone] of removed) {
+    const name = builtins.has(known) ? namespacedName(gone.source, known) : known
+    if (byName.has(name) || builtins.has(name) || missing.has(name)) continue
+    missing.set(name, { source: gone.source, status: 'removed', reason: 'its source was removed', since: gone.since })
   }
   return { tools, byName, overrides, missing, statuses }
 }

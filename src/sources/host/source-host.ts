@@ -78,6 +78,11 @@ export interface SourceHost {
   put(tenant: string, id: string, json: unknown): Promise<{ status: SourceStatus; created: boolean }>
   remove(tenant: string, id: string): Promise<boolean>
   /**
+   * Turns one of the tenant's sources on or off, keeping it registered (its manifest's `enabled`):
+   * undefined when the tenant has no such source.
+   */
+  setEnabled(tenant: string, id: string, enabled: boolean): Promise<SourceStatus | undefined>
+  /**
    * Another instance changed the tenant's sources (undefined: the operator's in storage): the next call
    * of that tenant reads them again, instead of waiting for the poll.
    */
@@ -203,7 +208,11 @@ export function createSourceHost(deps: SourceHostDeps): SourceHost {
     const key = tenant ?? ''
     const cached = assembled.get(key)
     if (cached && cached.version === version) return cached.sources
-    const result = assembleTenant(sources, builtinNames)
+    const removed = [
+      ...operatorFeedOrder.flatMap((feed) => [...(feeds.get(feed)?.removed ?? [])]),
+      ...(tenant === undefined ? [] : [...(tenants.get(tenant)?.polled.set.removed ?? [])]),
+    ]
+    const result = assembleTenant(sources, builtinNames, removed)
     assembled.set(key, { version, sources: result })
     return result
   }
@@ -294,6 +303,29 @@ export function createSourceHost(deps: SourceHostDeps): SourceHost {
         (entry) => entry.owner === 'tenant' && entry.id === id,
       )
       return { status: status ?? next.status(), created: !existed }
+    },
+    async setEnabled(tenant, id, enabled) {
+      const state = tenantState(tenant)
+      // The manifest as this instance last read it (the etag its PUT replaces), read again if stale.
+      for (let attempt = 0; attempt < 3; attempt++) {
+        await refreshed(state.polled)
+        const known = state.polled.etagOf(id)
+        if (!state.polled.set.entries.has(id) || known === undefined) return undefined
+        const stored = await state.store.read({ id, etag: known, format: 'json' })
+        if (!stored) return undefined
+        if (stored.etag !== known) {
+          state.polled.expire()
+          continue
+        }
+        const json = JSON.parse(stored.text) as Record<string, unknown>
+        if ((json.enabled ?? true) === enabled) {
+          const statuses = (await forTenant(tenant)).statuses
+          return statuses.find((status) => status.owner === 'tenant' && status.id === id)
+        }
+        // Stored and loaded like any other change of the manifest (checks, budget, compare-and-swap).
+        return (await this.put(tenant, id, { ...json, enabled })).status
+      }
+      throw sourceChanged(id)
     },
     async remove(tenant, id) {
       const state = tenantState(tenant)

@@ -34,8 +34,17 @@ export interface SourceSetDeps {
  * The sources of one owner (an operator feed, a tenant), by id: each kept while its manifest's revision
  * is unchanged, replaced (and loaded) when it changes, closed when it goes.
  */
+/** A tool whose source was removed: kept by name so a call to it says so (503), not that it never was. */
+export interface RemovedTool {
+  source: string
+  /** When the source was removed (ISO 8601). */
+  since: string
+}
+
 export interface SourceSet {
   readonly entries: ReadonlyMap<string, HostedSource>
+  /** The tools of sources this set removed, by name (the most recent 1,000, on this instance). */
+  readonly removed: ReadonlyMap<string, RemovedTool>
   /** Sorted by id: the order their tools take in the catalog. */
   ordered(): HostedSource[]
   /** Makes the set hold exactly these manifests; answers whether anything changed. */
@@ -48,8 +57,24 @@ export interface SourceSet {
   close(): Promise<void>
 }
 
+// Names of removed sources' tools remembered per set: enough for a catalog, bounded against churn.
+const maxRemembered = 1_000
+
 export function createSourceSet(deps: SourceSetDeps): SourceSet {
   const entries = new Map<string, HostedSource>()
+  const removed = new Map<string, RemovedTool>()
+
+  function bury(source: HostedSource): void {
+    const since = new Date().toISOString()
+    for (const name of source.knownNames) {
+      removed.delete(name)
+      removed.set(name, { source: source.id, since })
+    }
+    for (const name of removed.keys()) {
+      if (removed.size <= maxRemembered) break
+      removed.delete(name)
+    }
+  }
 
   function hosted(id: string, definition: SourceDefinition | BrokenDefinition, previous?: HostedSource) {
     return createHostedSource({
@@ -100,6 +125,7 @@ export function createSourceSet(deps: SourceSetDeps): SourceSet {
 
   return {
     entries,
+    removed,
     ordered: () => [...entries.values()].sort((a, b) => a.id.localeCompare(b.id)),
     async reconcile(files) {
       let changed = false
@@ -113,6 +139,7 @@ export function createSourceSet(deps: SourceSetDeps): SourceSet {
       for (const [id, current] of entries) {
         if (files.has(id)) continue
         entries.delete(id)
+        bury(current)
         changed = true
         void current.close()
       }
@@ -130,7 +157,10 @@ export function createSourceSet(deps: SourceSetDeps): SourceSet {
     },
     remove(id) {
       const current = entries.get(id)
-      if (current) entries.delete(id)
+      if (current) {
+        entries.delete(id)
+        bury(current)
+      }
       return current
     },
     async close() {
