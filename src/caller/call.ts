@@ -77,6 +77,12 @@ export interface RunOptions {
    * A tool that runs inline (get_job) always runs now.
    */
   mode?: 'sync' | 'now' | 'job'
+  /**
+   * A source's tool runs `sync` calls to its own end (its source's timeout, then 504): it goes on as a
+   * job past the synchronous limit only when the caller opted into that (an MCP client that declared
+   * tasks). Built-ins hand over as `sync` says.
+   */
+  sourceHandOver?: boolean
   /** Hears the client go away: the call is cancelled while it is still the client's (not once a job). */
   disconnect?: Disconnect | undefined
   /** Progress the tool reports (SSE output events, MCP progress); unset: dropped. */

@@ -170,7 +170,11 @@ export function createCaller(deps: CallerDeps): Caller {
         hint: `Call POST /v1/tools/${call.entry.name}: it answers 202 pending_approval, and POST /v1/approvals/{id} runs the call.`,
       })
     }
-    const mode = call.entry.runsInline ? 'now' : (options.mode ?? 'sync')
+    const asked = options.mode ?? 'sync'
+    // A source's tool is bounded by its source's timeout: a synchronous call of it ends there (504)
+    // instead of becoming a job its caller never asked for (?async=true and MCP tasks make one).
+    const sourceSync = asked === 'sync' && call.entry.source !== undefined && !options.sourceHandOver
+    const mode = call.entry.runsInline || sourceSync ? 'now' : asked
     if (mode === 'job') return { job: await jobs.submit(jobSpec(call, options.callbackUrl ?? null)) }
     // The call's own controller: the deadline and a disconnect abort it, and nothing else does.
     const controller = new AbortController()

@@ -37,7 +37,7 @@ export const callSettings = defineSettings({
           'an isolate may stop once its response is sent, so a call cannot go on as a job after a 202; use ?async=true (a Queue runs it)',
       },
       description:
-        'A synchronous REST call still running after this many seconds turns into a job and answers 202 with a `status_url` (0: never).',
+        "A synchronous REST call of a built-in still running after this many seconds turns into a job and answers 202 with a `status_url` (0: never). A source's tool runs to its source's `timeout_seconds` instead (504 past it); ?async=true makes a job of any call.",
     }),
   },
   build(values) {

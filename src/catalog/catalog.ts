@@ -45,7 +45,11 @@ export interface ToolSources {
   /** True while a feed given at start is still being read: its overrides may not be known yet. */
   readonly feedsPending: boolean
   /** The operator's tools and the tenant's (only the operator's when tenant is undefined). */
-  forTenant(tenant: string | undefined): Promise<TenantTools>
+  /**
+   * `forCall`: a call is about to resolve a tool, so a source on its first load is waited for (bounded);
+   * a listing never waits on an upstream (an MCP server, an OpenAPI document at a URL).
+   */
+  forTenant(tenant: string | undefined, use?: { forCall: boolean }): Promise<TenantTools>
 }
 
 /**
@@ -135,7 +139,7 @@ export function createCatalog(tools: readonly Tool[], sources?: ToolSources): Ca
       // without overrides a built-in is answered without asking the sources: 0.39 µs instead of 0.87 µs
       // more for forTenant (Node 20 here), and no storage poll of the tenant's sources on its calls.
       if (builtin && !sources?.hasOverrides && !sources?.feedsPending) return builtin
-      const sourced = sources ? await sources.forTenant(tenant) : undefined
+      const sourced = sources ? await sources.forTenant(tenant, { forCall: true }) : undefined
       if (builtin) return sourced?.overrides.get(name) ?? builtin
       const found = sourced?.byName.get(name)
       if (found) return found

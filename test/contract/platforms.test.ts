@@ -119,7 +119,9 @@ describe('MCP tools', () => {
       ajv.compile(tool.outputSchema)
       const { readOnlyHint, destructiveHint, idempotentHint, openWorldHint } = tool.annotations
       expect(readOnlyHint, tool.name).toBe(entry.effect === 'read')
-      expect(openWorldHint, tool.name).toBe(entry.effect === 'external')
+      // External tools reach the world, and so do the reads of the public web (reference 002).
+      const webRead = tool.name === 'web_fetch' || tool.name === 'web_search'
+      expect(openWorldHint, tool.name).toBe(entry.effect === 'external' || webRead)
       // Read tools never destroy; every write or destructive tool may overwrite or delete unless it says otherwise.
       expect(destructiveHint, tool.name).toBe(entry.effect !== 'read' && entry.hints.destructive)
       if (entry.effect === 'write' || entry.effect === 'destructive') expect(destructiveHint, tool.name).toBe(true)

@@ -281,7 +281,10 @@ describe('the operator folder, live', () => {
     expect(changed).not.toBe(added)
     await unlink(join(folder, 'shout.json'))
     await waitFor((tools) => !tools.some((tool) => tool.name === 'shout'))
-    expect((await call('shout', {})).status).toBe(404)
+    // Remembered as a removed source's tool: unavailable, not unknown.
+    const gone = await call('shout', {})
+    expect(gone.status).toBe(503)
+    expect(gone.body).toMatchObject({ source: 'shout', source_status: 'removed' })
   })
 })
 

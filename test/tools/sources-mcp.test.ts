@@ -141,18 +141,18 @@ describe('an mcp source over Streamable HTTP', () => {
     expect((await call('fx_echo', { text: 'still' })).body.content).toBe('still')
   })
 
-  it('answers 502 once the server is gone, and 404 naming the source for tools it no longer has', async () => {
+  it('answers 502 once the server is gone, and 503 naming the source for tools it no longer serves', async () => {
     hostile.mode = 'ok'
     const registered = await put({ id: 'gone', kind: 'mcp', url: hostile.url, timeout_seconds: 2 })
     expect(registered.body.status).toBe('ready')
     await hostile.stop()
     const down = await call('gone_echo', { text: 'x' })
     expect(down.status).toBe(502)
-    // Re-registered while down: in error, and its tools answer 404 naming the source's state.
+    // Re-registered while down: in error, and its tools are unavailable (503) naming the source's state.
     const again = await put({ id: 'gone', kind: 'mcp', url: hostile.url, timeout_seconds: 2, description: 'again' })
     expect(again.body.status).toBe('error')
     const missing = await call('gone_echo', { text: 'x' })
-    expect(missing.status).toBe(404)
-    expect(missing.body).toMatchObject({ source: 'gone', source_status: 'error' })
+    expect(missing.status).toBe(503)
+    expect(missing.body).toMatchObject({ code: 'unavailable', source: 'gone', source_status: 'error' })
   })
 })

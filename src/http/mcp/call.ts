@@ -133,6 +133,7 @@ export async function callTool(request: McpCallRequest, link: ClientLink, mcp: M
       }
       const outcome = await caller.run(admission.call, {
         mode: 'sync',
+        sourceHandOver: request.task === 'allowed',
         disconnect,
         client: relay.channel,
         ...(link.live ? { emit: relay.emit } : {}),

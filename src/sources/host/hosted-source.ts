@@ -15,6 +15,8 @@ export interface HostedSource {
   readonly id: string
   readonly kind: string
   readonly revision: string
+  /** Whether its tools come from an upstream (an MCP server, an OpenAPI document at a URL) when it loads. */
+  readonly upstream: boolean
   readonly state: SourceState
   readonly reason: string | undefined
   readonly tools: readonly CatalogEntry[]
@@ -131,6 +133,7 @@ export function createHostedSource(options: HostedSourceOptions): HostedSource {
     id: options.id,
     kind: broken ? (definition.kind ?? 'unknown') : definition.manifest.kind,
     revision: definition.revision,
+    upstream: !broken && listsUpstream(definition.manifest),
     get state() {
       return state
     },

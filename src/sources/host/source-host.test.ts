@@ -72,8 +72,8 @@ async function until(check: () => boolean): Promise<void> {
   for (let attempt = 0; attempt < 500 && !check(); attempt++) await new Promise((resolve) => setTimeout(resolve, 10))
 }
 
-const statusOf = async (host: SourceHost, tenant: string) =>
-  (await host.forTenant(tenant)).statuses.find((status) => status.id === 'slow')?.status
+const statusOf = async (host: SourceHost, tenant: string, forCall = false) =>
+  (await host.forTenant(tenant, { forCall })).statuses.find((status) => status.id === 'slow')?.status
 
 describe('a tenant source whose upstream hangs', () => {
   it('does not hold the tenant’s calls while a retry after an error hangs', async () => {
@@ -95,12 +95,24 @@ describe('a tenant source whose upstream hangs', () => {
     // Registered through another instance: this one meets it on its first load.
     await storage.put('sources/tenants/acme/slow.json', JSON.stringify(manifest(upstream.upstream.url)))
     upstream.upstream.mode = 'hang'
-    const first = statusOf(host, 'acme')
+    const first = statusOf(host, 'acme', true)
     await until(() => upstream.upstream.held.length === 1)
     // The wait the first call started is over for every call, though the load still hangs.
     clock.offsetMs = 3_600_001
-    expect(await statusOf(host, 'acme')).toBe('loading')
+    expect(await statusOf(host, 'acme', true)).toBe('loading')
     upstream.release()
     expect(await first).toBe('error')
+  })
+
+  it('never makes a listing wait for an upstream, even on its first load: the source is listed as loading', async () => {
+    const storage = createMemoryStorage()
+    const { host, upstream } = await hostWith(storage)
+    await storage.put('sources/tenants/acme/slow.json', JSON.stringify(manifest(upstream.upstream.url)))
+    upstream.upstream.mode = 'hang'
+    // Calls would wait an hour for this first load (loadWaitMs); a listing answers at once.
+    expect(await statusOf(host, 'acme')).toBe('loading')
+    await until(() => upstream.upstream.held.length === 1)
+    expect(await statusOf(host, 'acme')).toBe('loading')
+    upstream.release()
   })
 })

@@ -72,7 +72,7 @@ export interface SourceHost {
   /** True while a feed given at start is still being read: its overrides may not be known yet. */
   readonly feedsPending: boolean
   /** The operator's sources and the tenant's (only the operator's when tenant is undefined). */
-  forTenant(tenant: string | undefined): Promise<TenantSources>
+  forTenant(tenant: string | undefined, use?: { forCall: boolean }): Promise<TenantSources>
   /** The operator's sources, then the tenant's, with their status. */
   statuses(tenant: string): Promise<SourceStatus[]>
   put(tenant: string, id: string, json: unknown): Promise<{ status: SourceStatus; created: boolean }>
@@ -168,7 +168,7 @@ export function createSourceHost(deps: SourceHostDeps): SourceHost {
     return operatorFeedOrder.flatMap((feed) => feeds.get(feed)?.ordered() ?? [])
   }
 
-  async function prepare(tenant: string | undefined): Promise<HostedSource[]> {
+  async function prepare(tenant: string | undefined, forCall: boolean): Promise<HostedSource[]> {
     if (pendingFeeds.size > 0) await Promise.all(pendingFeeds)
     // The bucket's operator sources: a storage that does not answer must not break the built-ins.
     await refreshed(operatorStorage).catch((error: unknown) =>
@@ -179,7 +179,9 @@ export function createSourceHost(deps: SourceHostDeps): SourceHost {
     const all = [...operatorEntries(), ...(state?.polled.set.ordered() ?? [])]
     const time = now()
     for (const source of all) if (source.retryDue(time, deps.upstreamRefreshMs)) void source.load()
-    await firstLoads(all, time)
+    // A listing waits for what loads without an upstream (a declared manifest, compiled here), never on
+    // an upstream that may hang: such a source is listed as loading meanwhile.
+    await firstLoads(forCall ? all : all.filter((source) => !source.upstream), time)
     return all
   }
 
@@ -203,8 +205,8 @@ export function createSourceHost(deps: SourceHostDeps): SourceHost {
   }
 
   /** The tenant's sources assembled with the operator's, once per version of the sources. */
-  async function forTenant(tenant: string | undefined): Promise<TenantSources> {
-    const sources = await prepare(tenant)
+  async function forTenant(tenant: string | undefined, use = { forCall: false }): Promise<TenantSources> {
+    const sources = await prepare(tenant, use.forCall)
     const key = tenant ?? ''
     const cached = assembled.get(key)
     if (cached && cached.version === version) return cached.sources
