@@ -1,5 +1,7 @@
 import { mayCall, type Principal } from '../auth/principal'
+import { closestName } from '../core/closest-name'
 import { ToolError } from '../core/errors'
+import { referenceToolNames } from '../core/reference-names'
 import type { Tool } from '../tools/tool'
 import { builtinEntries } from './builtins'
 import { type CatalogEntry, catalogRevision, inputSchemaOfEntry, listingOf, type ToolListing } from './entry'
@@ -159,9 +161,26 @@ export function createCatalog(tools: readonly Tool[], sources?: ToolSources): Ca
           },
         )
       }
-      throw new ToolError('not_found', `There is no tool named ${JSON.stringify(name)}.`, {
-        hint: 'GET /v1/tools lists the tools this key may call; use one of their names.',
-      })
+      throw unknownTool(name, [...byName.keys(), ...(sourced?.byName.keys() ?? [])])
     },
   }
+}
+
+/**
+ * A 404 for a name the catalog does not hold, with the name meant where one is clear: a reference
+ * system's name for a tool here (`shell` is execute_command), or a close spelling of one.
+ */
+function unknownTool(name: string, names: readonly string[]): ToolError {
+  const reference = referenceToolNames[name]
+  const meant = reference && names.includes(reference.name) ? reference.name : closestName(name, names)
+  const why =
+    reference && meant === reference.name
+      ? ` (${name} is reference ${reference.reference}'s name for it${reference.pack ? `; TOOLPORT_COMPAT_PACKS=${reference.pack} serves it under that name too` : ''})`
+      : ''
+  return new ToolError('not_found', `There is no tool named ${JSON.stringify(name.slice(0, 100))}.`, {
+    hint: meant
+      ? `Did you mean ${meant}?${why} GET /v1/tools lists the tools this key may call.`
+      : 'GET /v1/tools lists the tools this key may call; use one of their names.',
+    ...(meant ? { details: { did_you_mean: meant } } : {}),
+  })
 }

@@ -2,6 +2,7 @@ import type { ZodError } from 'zod'
 import { closestName } from './closest-name'
 import { ToolError } from './errors'
 import { type JsonSchema, propertyNamesAt } from './json-schema'
+import { referenceField } from './reference-names'
 
 /**
  * Turns a zod failure into one validation error naming the first failing field. With the published
@@ -40,7 +41,7 @@ function unknownFieldError(path: readonly PropertyKey[], keys: readonly string[]
   const key = echoed(keys[0] ?? '')
   const field = parent ? `${parent}.${key}` : key
   const known = schema ? propertyNamesAt(schema, path) : undefined
-  const guess = known ? closestName(key, known) : undefined
+  const guess = known ? (closestName(key, known) ?? referenceField(key, known)) : undefined
   const shown = keys
     .slice(0, echoedNames)
     .map((name) => JSON.stringify(parent ? `${parent}.${echoed(name)}` : echoed(name)))

@@ -98,7 +98,10 @@ export async function callTool(request: McpCallRequest, link: ClientLink, mcp: M
   } catch (error) {
     // A tool the tenant's catalog does not hold is a protocol error; a refusal of a known tool is a result.
     if (isToolError(error) && error.code === 'not_found' && !known) {
-      return { error: { code: invalidParams, message: `Unknown tool: ${request.name}` } }
+      // The SDK's own wording, which clients match; the name meant, where there is one, after it.
+      const meant = (error.details as { did_you_mean?: unknown } | undefined)?.did_you_mean
+      const suggestion = typeof meant === 'string' ? `. Did you mean ${meant}?` : ''
+      return { error: { code: invalidParams, message: `Unknown tool: ${request.name}${suggestion}` } }
     }
     return failed(error, request, mcp)
   }

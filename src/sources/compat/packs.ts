@@ -9,12 +9,16 @@ export const compatPacks = {
   boris: {
     id: 'compat-boris',
     kind: 'alias',
-    description: 'Boris field names (camelCase) on toolport tools.',
-    tools: ['pdf_generation', 'office_document', 'execute_command'].map((name) => ({
-      name,
-      tool: name,
-      accept_camel_case: true,
-    })),
+    description: 'Boris field names (camelCase) on toolport tools, and get_system_info.',
+    tools: [
+      ...['pdf_generation', 'office_document', 'execute_command'].map((name) => ({
+        name,
+        tool: name,
+        accept_camel_case: true,
+      })),
+      // The name Boris's own documentation calls system_info by: get_system_info().
+      { name: 'get_system_info', tool: 'system_info', title: 'System information' },
+    ],
   },
   // 001, Bond's builtin toolbox: its tool names; the fields are already toolport's.
   bond: {
