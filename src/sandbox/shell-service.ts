@@ -61,6 +61,11 @@ export interface ProcessStartRequest {
   env: Record<string, string>
   image?: string | undefined
   mounts: ReadonlyArray<{ host: string; sandbox: string }>
+  /**
+   * Network as the server's egress policy (TOOLPORT_SHELL_EGRESS) allows, counted for this tenant (a
+   * worker source's); unset: none at all (a stdio MCP server).
+   */
+  egress?: { tenant: string }
 }
 
 /** What the execute_command tool sees: run a command over a workspace, with sync both ways. */
@@ -155,7 +160,34 @@ export function createShellService(options: ShellServiceOptions): ShellService {
     }
   }
 
+  /**
+   * A long-lived program, with the server's egress policy when it asks for network (request.egress) and
+   * the operator opened some: the proxy channel stays open as long as the program runs.
+   */
   const startProcess = async (request: ProcessStartRequest): Promise<SandboxProcess> => {
+    if (!request.egress || !options.sandbox.egress || options.egress.policy.mode === 'none') {
+      return launchProcess(request, undefined)
+    }
+    const tenant = request.egress.tenant
+    return new Promise<SandboxProcess>((resolve, reject) => {
+      options.egress
+        .around(tenant, [], async (channel) => {
+          const started = await launchProcess(request, channel?.socketPath).catch((error: unknown) => {
+            reject(error)
+            return undefined
+          })
+          if (!started) return
+          resolve(started)
+          await started.exited
+        })
+        .catch(reject)
+    })
+  }
+
+  const launchProcess = async (
+    request: ProcessStartRequest,
+    egressSocket: string | undefined,
+  ): Promise<SandboxProcess> => {
     const start = options.sandbox.start?.bind(options.sandbox)
     if (!start) throw new Error(`the ${options.sandbox.executor} sandbox cannot keep a process running`)
     assertImage(options.sandbox, request.image)
@@ -174,6 +206,7 @@ export function createShellService(options: ShellServiceOptions): ShellService {
         env: request.env,
         ...(request.image ? { image: request.image } : {}),
         mounts: request.mounts,
+        ...(egressSocket ? { egressSocket } : {}),
       })
       void started.exited.then(() => removeTree(scratch))
       return { ...started, stage: (files) => stageFiles(scratch, files) }

@@ -69,6 +69,8 @@ export interface ProcessRequest {
   mounts: SourceMount[]
   /** A label for logs and the process's scratch folder, e.g. "operator/fs" or "acme/fs". */
   label: string
+  /** Network as the operator's egress policy allows, counted for this tenant; unset: none. */
+  egress?: { tenant: string }
 }
 
 export interface ProcessStarter {

@@ -111,6 +111,8 @@ export interface SandboxStartRequest {
   env?: Record<string, string>
   image?: string
   mounts?: ReadonlyArray<{ host: string; sandbox: string }>
+  /** The egress proxy's socket to bind in (the program's only network); unset: none. */
+  egressSocket?: string
 }
 
 /** Files staged for one call of a long-lived program. */

@@ -66,6 +66,8 @@ export function createWorkerConnection(manifest: WorkerManifest, context: Source
       image: manifest.image,
       mounts: manifest.mounts ?? [],
       label: `${context.owner.kind === 'tenant' ? context.owner.tenant : 'operator'}/${manifest.id}`,
+      // A worker has the network the operator's egress policy opens (none by default), never more.
+      egress: { tenant: context.owner.kind === 'tenant' ? context.owner.tenant : 'operator' },
     })
     const transport = new ProcessTransport(
       process,
