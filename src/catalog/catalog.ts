@@ -1,7 +1,7 @@
 import { mayCall, type Principal } from '../auth/principal'
 import { closestName } from '../core/closest-name'
 import { ToolError } from '../core/errors'
-import { referenceToolNames } from '../core/reference-names'
+import { referenceTool } from '../core/reference-names'
 import type { Tool } from '../tools/tool'
 import { builtinEntries } from './builtins'
 import { type CatalogEntry, catalogRevision, inputSchemaOfEntry, listingOf, type ToolListing } from './entry'
@@ -171,7 +171,7 @@ export function createCatalog(tools: readonly Tool[], sources?: ToolSources): Ca
  * system's name for a tool here (`shell` is execute_command), or a close spelling of one.
  */
 function unknownTool(name: string, names: readonly string[]): ToolError {
-  const reference = referenceToolNames[name]
+  const reference = referenceTool(name)
   const meant = reference && names.includes(reference.name) ? reference.name : closestName(name, names)
   const why =
     reference && meant === reference.name

@@ -31,5 +31,12 @@ export const referenceFieldNames: Readonly<Record<string, readonly string[]>> = 
 
 /** The field a reference spelling means among `known`, if any. */
 export function referenceField(name: string, known: readonly string[]): string | undefined {
+  // Own keys only: a field named "constructor" or "__proto__" is a caller's, not a table entry.
+  if (!Object.hasOwn(referenceFieldNames, name)) return undefined
   return referenceFieldNames[name]?.find((candidate) => known.includes(candidate))
+}
+
+/** The tool a reference system's name means here, if it names one (own keys only, as above). */
+export function referenceTool(name: string): (typeof referenceToolNames)[string] | undefined {
+  return Object.hasOwn(referenceToolNames, name) ? referenceToolNames[name] : undefined
 }

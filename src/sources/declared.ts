@@ -71,6 +71,20 @@ export const JsonSchemaObject = z.record(z.string(), z.unknown())
 
 export const TimeoutSeconds = z.number().int().min(1).max(3600)
 
+/** What a source whose program runs in the sandbox declares about it (stdio MCP servers, workers). */
+const AbsolutePath = z
+  .string()
+  .regex(/^\/[^\0]*$/, 'must be an absolute path')
+  .max(1024)
+/** argv of a program run in the sandbox. */
+export const Command = z.array(z.string().min(1).max(4096)).min(1).max(64)
+/** Container image the program runs in (container executor only). */
+export const Image = z.string().min(1).max(255)
+/** Host folders the program sees read-only (operator sources only): its installed code. */
+export const Mounts = z.array(z.strictObject({ host: AbsolutePath, sandbox: AbsolutePath })).max(8)
+/** A program idle this long is stopped, and started again by the next call. */
+export const IdleSeconds = z.number().int().min(5).max(86_400)
+
 /** The most of an upstream's answer read (http and openapi sources); past it, 502. */
 export const MaxResponseBytes = z
   .number()

@@ -1,6 +1,17 @@
 import { z } from 'zod'
 import { ToolError } from '../core/errors'
-import { Effect, Headers, SecretName, SecretValue, SourceDescription, TimeoutSeconds } from './declared'
+import {
+  Command,
+  Effect,
+  Headers,
+  IdleSeconds,
+  Image,
+  Mounts,
+  SecretName,
+  SecretValue,
+  SourceDescription,
+  TimeoutSeconds,
+} from './declared'
 
 /**
  * Reference 002's plugin manifest, as its authors write it: `aiTools` entries (`name`, `method`,
@@ -10,11 +21,6 @@ import { Effect, Headers, SecretName, SecretValue, SourceDescription, TimeoutSec
  * worker found in the plugin's folder), and the fields every source has. Checked in these terms, so an
  * error names the field as the author wrote it.
  */
-const absolutePath = z
-  .string()
-  .regex(/^\/[^\0]*$/, 'must be an absolute path')
-  .max(1024)
-
 const ReferenceMethod = z.strictObject({
   description: z.string().max(1024).optional(),
   inputSchema: z.record(z.string(), z.unknown()),
@@ -47,15 +53,12 @@ export const ReferencePluginManifest = z.strictObject({
     .optional(),
   headers: Headers.optional(),
   // ... or as a local process in the sandbox (stdin and stdout).
-  command: z.array(z.string().min(1).max(4096)).min(1).max(64).optional(),
+  command: Command.optional(),
   env: z.record(SecretName, SecretValue).optional(),
-  image: z.string().min(1).max(255).optional(),
-  mounts: z
-    .array(z.strictObject({ host: absolutePath, sandbox: absolutePath }))
-    .max(8)
-    .optional(),
+  image: Image.optional(),
+  mounts: Mounts.optional(),
   timeout_seconds: TimeoutSeconds.optional(),
-  idle_seconds: z.number().int().min(5).max(86_400).optional(),
+  idle_seconds: IdleSeconds.optional(),
 })
 
 /** What the place a manifest comes from supplies when the manifest leaves it out. */

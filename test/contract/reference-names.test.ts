@@ -38,6 +38,13 @@ describe('reference names without a pack', () => {
     // A misspelling of a name here is suggested too; a name like nothing gets no guess.
     expect((await plain.call('read_fiel', { path: 'x' }, { key })).body.did_you_mean).toBe('read_file')
     expect((await plain.call('make_coffee', {}, { key })).body.did_you_mean).toBeUndefined()
+    // Names an object inherits are names like any other, never a lookup into a table's prototype.
+    for (const inherited of ['constructor', '__proto__', 'toString']) {
+      const call = await plain.call(inherited, {}, { key })
+      expect(call.status, inherited).toBe(404)
+      const field = await plain.call('read_file', { path: 'x', [inherited]: 'y' }, { key })
+      expect(field.status, inherited).toBe(400)
+    }
   })
 
   it("answers a reference field with the field it means, as for toolport's own misspellings", async () => {

@@ -11,6 +11,8 @@ import {
   checkDeclaredTools,
   DeclaredTool,
   declaredIdentity,
+  Image,
+  Mounts,
   maxToolsPerSource,
   SourceDescription,
   SourceId,
@@ -21,10 +23,6 @@ import { excerpt } from '../upstream'
 import { bindArgv } from './argv-template'
 import { declaredSchemas } from './declared-schemas'
 
-const absolutePath = z
-  .string()
-  .regex(/^\/[^\0]*$/, 'must be an absolute path')
-  .max(1024)
 const hasPlaceholder = /\{input\./
 
 /**
@@ -35,13 +33,8 @@ export const CommandManifest = z.strictObject({
   id: SourceId,
   kind: z.literal('command'),
   description: SourceDescription.optional(),
-  /** Container image the programs run in (container executor only). */
-  image: z.string().min(1).max(255).optional(),
-  /** Host folders the programs see read-only (operator sources only). */
-  mounts: z
-    .array(z.strictObject({ host: absolutePath, sandbox: absolutePath }))
-    .max(8)
-    .optional(),
+  image: Image.optional(),
+  mounts: Mounts.optional(),
   tools: z
     .array(
       DeclaredTool.extend({

@@ -17,6 +17,7 @@ import { resolveSecrets } from '../declared'
 import type { SourceLoadContext } from '../types'
 import { fetchThrough } from './mcp-connection'
 import { connectTimeoutOf, type McpManifest } from './mcp-manifest'
+import { onDemand } from './on-demand'
 import { ProcessTransport } from './process-transport'
 
 type CallResult = { content?: unknown; structuredContent?: unknown; isError?: unknown }
@@ -62,10 +63,7 @@ const resultsUnchecked: jsonSchemaValidator = {
  * runtime allows, opened per call where it does not (Lambda), and opened again after the server died.
  */
 export function createConnection(manifest: McpManifest, context: SourceLoadContext): Connection {
-  let current: Promise<{ client: Client; transport: Transport }> | undefined
   let lastTransport: Transport | undefined
-  let idleTimer: ReturnType<typeof setTimeout> | undefined
-  let busy = 0
   const listeners: Array<() => void> = []
   // The calls in flight on this connection, with where their messages go.
   const inflight = new Set<CallRelay>()
@@ -105,7 +103,7 @@ export function createConnection(manifest: McpManifest, context: SourceLoadConte
     return (await target.client.request(method, params, signal)) as never
   }
 
-  async function open(): Promise<{ client: Client; transport: Transport }> {
+  async function open(lost: () => void): Promise<{ client: Client; transport: Transport }> {
     // Sampling and elicitation are declared so the server may ask: each request is relayed to the
     // client of the call it belongs to, or refused when that client cannot answer (relayTarget).
     const client = new Client(
@@ -114,10 +112,7 @@ export function createConnection(manifest: McpManifest, context: SourceLoadConte
     )
     const transport = await transportFor(manifest, context)
     lastTransport = transport
-    const closed = () => {
-      if (current === opened) current = undefined
-    }
-    transport.onclose = closed
+    transport.onclose = lost
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       for (const listener of listeners) listener()
     })
@@ -134,42 +129,17 @@ export function createConnection(manifest: McpManifest, context: SourceLoadConte
     await client.connect(transport, { timeout: connectTimeoutOf(manifest), signal: context.signal })
     return { client, transport }
   }
-  let opened: typeof current
-  const connect = () => {
-    if (!current) {
-      opened = open()
-      current = opened
-      current.catch(() => {
-        if (current === opened) current = undefined
-      })
-    }
-    return current
-  }
-  const close = async () => {
-    clearTimeout(idleTimer)
-    const closing = current
-    current = undefined
-    await closing?.then(({ client }) => client.close()).catch(() => {})
-  }
-  const scheduleIdle = () => {
-    clearTimeout(idleTimer)
-    if (manifest.command && context.keepWarm && busy === 0) {
-      idleTimer = setTimeout(() => void close(), manifest.idle_seconds * 1000)
-      idleTimer.unref?.()
-    }
-  }
-  async function use<T>(work: (client: Client, transport: Transport) => Promise<T>): Promise<T> {
-    busy++
-    clearTimeout(idleTimer)
-    try {
-      const { client, transport } = await connect()
-      return await work(client, transport)
-    } finally {
-      busy--
-      if (!context.keepWarm) await close()
-      else scheduleIdle()
-    }
-  }
+  // A stdio server is stopped when idle; a connection over HTTP holds nothing open between requests.
+  const connection = onDemand({
+    open,
+    close: ({ client }) => client.close(),
+    keepWarm: context.keepWarm,
+    idleMs: manifest.command ? manifest.idle_seconds * 1000 : undefined,
+  })
+  const connect = connection.get
+  const close = connection.close
+  const use = <T>(work: (client: Client, transport: Transport) => Promise<T>): Promise<T> =>
+    connection.use(({ client, transport }) => work(client, transport))
 
   return {
     client: async () => (await connect()).client,

@@ -1,7 +1,11 @@
 import { z } from 'zod'
 import {
+  Command,
   Effect,
   Headers,
+  IdleSeconds,
+  Image,
+  Mounts,
   maxToolsPerSource,
   SecretName,
   SecretValue,
@@ -9,11 +13,6 @@ import {
   SourceId,
   TimeoutSeconds,
 } from '../declared'
-
-const absolutePath = z
-  .string()
-  .regex(/^\/[^\0]*$/, 'must be an absolute path')
-  .max(1024)
 
 /** `mcp`: an MCP server at a Streamable HTTP `url`, or started from `command` inside the sandbox (stdio). */
 export const McpManifest = z
@@ -27,22 +26,19 @@ export const McpManifest = z
       .optional(),
     headers: Headers.optional(),
     /** argv of a stdio server, run in the sandbox with no network. */
-    command: z.array(z.string().min(1).max(4096)).min(1).max(64).optional(),
+    command: Command.optional(),
     env: z.record(SecretName, SecretValue).optional(),
     /** Container image for the stdio server (container executor only). */
-    image: z.string().min(1).max(255).optional(),
+    image: Image.optional(),
     /** Host folders the stdio server sees read-only (operator sources only), e.g. its installed code. */
-    mounts: z
-      .array(z.strictObject({ host: absolutePath, sandbox: absolutePath }))
-      .max(8)
-      .optional(),
+    mounts: Mounts.optional(),
     /** Only these of the server's tools (by the server's names). */
     tools: z.array(z.string().min(1).max(128)).min(1).max(maxToolsPerSource).optional(),
     /** Effect per tool (server's name), instead of the one its annotations imply. */
     effects: z.record(z.string().min(1).max(128), Effect).optional(),
     timeout_seconds: TimeoutSeconds.default(60),
     /** A stdio server idle this long is stopped, and started again by the next call. */
-    idle_seconds: z.number().int().min(5).max(86_400).default(300),
+    idle_seconds: IdleSeconds.default(300),
   })
   .refine((manifest) => (manifest.url === undefined) !== (manifest.command === undefined), {
     message: 'give either url (a Streamable HTTP server) or command (a stdio server), not both',

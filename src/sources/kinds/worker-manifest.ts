@@ -1,7 +1,11 @@
 import { z } from 'zod'
 import {
+  Command,
   checkDeclaredTools,
   DeclaredTool,
+  IdleSeconds,
+  Image,
+  Mounts,
   maxToolsPerSource,
   SecretName,
   SecretValue,
@@ -9,11 +13,6 @@ import {
   SourceId,
   TimeoutSeconds,
 } from '../declared'
-
-const absolutePath = z
-  .string()
-  .regex(/^\/[^\0]*$/, 'must be an absolute path')
-  .max(1024)
 
 /**
  * `worker`: a local program spoken to with JSON-RPC 2.0 over stdin and stdout, one message per line
@@ -25,19 +24,13 @@ export const WorkerManifest = z.strictObject({
   id: SourceId,
   kind: z.literal('worker'),
   description: SourceDescription.optional(),
-  /** argv of the worker, run in the sandbox. */
-  command: z.array(z.string().min(1).max(4096)).min(1).max(64),
+  command: Command,
   env: z.record(SecretName, SecretValue).optional(),
-  /** Container image for the worker (container executor only). */
-  image: z.string().min(1).max(255).optional(),
-  /** Host folders the worker sees read-only (operator sources only): its code, a plugin's folder. */
-  mounts: z
-    .array(z.strictObject({ host: absolutePath, sandbox: absolutePath }))
-    .max(8)
-    .optional(),
+  image: Image.optional(),
+  /** Operator sources only: its code, a plugin's folder. */
+  mounts: Mounts.optional(),
   timeout_seconds: TimeoutSeconds.default(60),
-  /** A worker idle this long is stopped, and started again by the next call. */
-  idle_seconds: z.number().int().min(5).max(86_400).default(300),
+  idle_seconds: IdleSeconds.default(300),
   /** No tools is a valid worker (a plugin with no AI tools: supports_ai false). */
   tools: z
     .array(

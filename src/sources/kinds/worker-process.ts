@@ -3,6 +3,7 @@ import { z } from 'zod'
 import { ToolError } from '../../core/errors'
 import { resolveSecrets } from '../declared'
 import type { SourceLoadContext, SourceProcess } from '../types'
+import { onDemand } from './on-demand'
 import { ProcessTransport } from './process-transport'
 import type { WorkerManifest } from './worker-manifest'
 
@@ -50,15 +51,12 @@ interface Running {
  * each matched to its answer by id. The framing, size cap and stderr tail are ProcessTransport's.
  */
 export function createWorkerConnection(manifest: WorkerManifest, context: SourceLoadContext): WorkerConnection {
-  let current: Promise<Running> | undefined
-  let idleTimer: ReturnType<typeof setTimeout> | undefined
-  let busy = 0
   let lastNote = ''
   let nextId = 1
   const stoppedListeners: Array<() => void> = []
   const stoppedByUs = new WeakSet<ProcessTransport>()
 
-  async function open(): Promise<Running> {
+  async function open(lost: () => void): Promise<Running> {
     if (!context.processes) throw new Error('this runtime cannot start workers (no sandbox)')
     const process = await context.processes.start({
       argv: manifest.command,
@@ -86,7 +84,7 @@ export function createWorkerConnection(manifest: WorkerManifest, context: Source
       const stopped = new Error(`the worker of ${manifest.id} stopped${note}`)
       for (const settle of running.pending.values()) settle(stopped)
       running.pending.clear()
-      if (current === opened) current = undefined
+      lost()
     }
     await transport.start()
     return running
@@ -118,35 +116,15 @@ export function createWorkerConnection(manifest: WorkerManifest, context: Source
     else settle(new Error(`the worker of ${manifest.id} answered with something that is not a JSON-RPC response`))
   }
 
-  let opened: Promise<Running> | undefined
-  const connect = () => {
-    if (!current) {
-      opened = open()
-      current = opened
-      current.catch(() => {
-        if (current === opened) current = undefined
-      })
-    }
-    return current
-  }
-  const close = async () => {
-    clearTimeout(idleTimer)
-    const closing = current
-    current = undefined
-    await closing
-      ?.then(({ transport }) => {
-        stoppedByUs.add(transport)
-        return transport.close()
-      })
-      .catch(() => {})
-  }
-  const scheduleIdle = () => {
-    clearTimeout(idleTimer)
-    if (context.keepWarm && busy === 0) {
-      idleTimer = setTimeout(() => void close(), manifest.idle_seconds * 1000)
-      idleTimer.unref?.()
-    }
-  }
+  const worker = onDemand({
+    open,
+    close: ({ transport }) => {
+      stoppedByUs.add(transport)
+      return transport.close()
+    },
+    keepWarm: context.keepWarm,
+    idleMs: manifest.idle_seconds * 1000,
+  })
 
   async function request(running: Running, method: string, params: unknown, signal: AbortSignal, timeoutMs: number) {
     const id = String(nextId++)
@@ -172,25 +150,19 @@ export function createWorkerConnection(manifest: WorkerManifest, context: Source
   return {
     note: () => lastNote,
     onStopped: (listener) => stoppedListeners.push(listener),
-    close,
-    async invoke(method, files, paramsFor, options) {
-      busy++
-      clearTimeout(idleTimer)
-      let staged: { paths: string[]; remove(): Promise<void> } | undefined
-      try {
-        const running = await connect()
-        if (files.length > 0) {
-          if (!running.process.stage) throw new Error('this runtime cannot hand files to a worker')
-          staged = await running.process.stage(files)
+    close: worker.close,
+    invoke: (method, files, paramsFor, options) =>
+      worker.use(async (running) => {
+        let staged: { paths: string[]; remove(): Promise<void> } | undefined
+        try {
+          if (files.length > 0) {
+            if (!running.process.stage) throw new Error('this runtime cannot hand files to a worker')
+            staged = await running.process.stage(files)
+          }
+          return await request(running, method, paramsFor(staged?.paths ?? []), options.signal, options.timeoutMs)
+        } finally {
+          await staged?.remove().catch(() => {})
         }
-        const paths = staged?.paths ?? []
-        return await request(running, method, paramsFor(paths), options.signal, options.timeoutMs)
-      } finally {
-        await staged?.remove().catch(() => {})
-        busy--
-        if (!context.keepWarm) await close()
-        else scheduleIdle()
-      }
-    },
+      }),
   }
 }
