@@ -10,6 +10,7 @@ import type { Config } from './config/config'
 import type { Logger } from './core/logger'
 import type { Metrics } from './core/metrics'
 import { ConfigError } from './core/settings'
+import type { Tracing } from './core/tracing'
 import { validationError } from './core/validation'
 import { createFileLinks } from './downloads/links'
 import { createLinkSigner, randomSecret } from './downloads/signing'
@@ -80,6 +81,8 @@ export interface AppDeps {
   sources?: SourceRuntime | false
   /** A fleet engine (Node on Redis): jobs, cancels, limits and catalog changes shared by every instance. */
   fleet?: Fleet
+  /** OpenTelemetry tracing (runtimes/otel-tracing.ts), when the OTEL_* variables turn it on; default off. */
+  tracing?: Tracing
 }
 
 /** What a fleet engine lends the app (src/runtimes/fleet/redis-engine.ts implements it). */
@@ -178,6 +181,7 @@ export function createApp(deps: AppDeps): App {
     settings: config.calls,
     services,
     log,
+    ...(deps.tracing ? { tracing: deps.tracing } : {}),
     approvals: {
       store: createApprovalStore(storage),
       ttlSeconds: config.approvals.ttlSeconds,

@@ -1,5 +1,6 @@
 import type { Principal } from '../auth/principal'
 import type { CatalogEntry } from '../catalog/entry'
+import type { TraceCarrier } from '../core/tracing'
 import type { ClientChannel, ToolEvent } from '../tools/tool'
 
 /**
@@ -43,6 +44,10 @@ export interface CallRequest {
   inlineImages?: boolean
   /** Told the tool as soon as it is found, before its input is read (the access log labels the call). */
   found?(entry: CatalogEntry): void
+  /** The caller's W3C trace context (REST headers, MCP `_meta`): the call's span is its child. */
+  trace?: TraceCarrier | undefined
+  /** The transport's id of this call (an MCP request id), for gen_ai.tool.call.id. */
+  callId?: string | undefined
 }
 
 /**
@@ -59,6 +64,9 @@ export interface Call {
   readonly inlineImages: boolean
   /** This key's policy gates the tool's effect: admit stores the call for an approver instead of running it. */
   readonly needsApproval: boolean
+  /** The caller's W3C trace context, kept with a job or an approval so the run joins the same trace. */
+  readonly trace?: TraceCarrier | undefined
+  readonly callId?: string | undefined
 }
 
 declare const admitted: unique symbol

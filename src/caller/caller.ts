@@ -2,8 +2,9 @@ import type { ApprovalStore } from '../approvals/store'
 import { assertToolAllowed, type Principal, type StoredPrincipal, storedPrincipal } from '../auth/principal'
 import type { Catalog } from '../catalog/catalog'
 import type { CatalogEntry } from '../catalog/entry'
-import { ToolError } from '../core/errors'
+import { isToolError, statusOf, ToolError } from '../core/errors'
 import type { Logger } from '../core/logger'
+import { noTracing, type SpanAttributes, type TraceCarrier, type TraceSpan, type Tracing } from '../core/tracing'
 import { type JobAccess, jobAccess } from '../jobs/access'
 import type { JobRunner } from '../jobs/runner'
 import type { JobRecord } from '../jobs/types'
@@ -39,6 +40,8 @@ export interface CallerDeps {
     webhook?: { url: string; secret: string | Uint8Array } | undefined
   }
   jobs: Omit<CallJobsDeps, 'run' | 'storage' | 'log'>
+  /** One span per call (runtimes/otel-tracing.ts); default: off. */
+  tracing?: Tracing
 }
 
 /** What admit answers: the admitted call to run, or an answer instead of running it. */
@@ -101,10 +104,12 @@ interface StoredCall {
   workspace: string
   input: unknown
   origin: string | null | undefined
+  trace?: TraceCarrier | null | undefined
 }
 
 export function createCaller(deps: CallerDeps): Caller {
   const { catalog, storage, log, settings } = deps
+  const tracing = deps.tracing ?? noTracing
   const limits: ToolLimits = { maxFileBytes: settings.maxFileBytes, maxResponseChars: settings.maxResponseChars }
   // Synchronous calls get TOOLPORT_CALL_TIMEOUT_SECONDS unless the tool sets its own; jobs only the tool's.
   const syncLimits: ToolLimits = { ...limits, callTimeoutMs: settings.callTimeoutSeconds * 1000 }
@@ -116,6 +121,26 @@ export function createCaller(deps: CallerDeps): Caller {
     return call as AdmittedCall
   }
 
+  /** The span of one tool call, named and attributed after OpenTelemetry's GenAI conventions. */
+  function callSpan(call: Call, more: SpanAttributes = {}): TraceSpan {
+    if (!tracing.enabled) return tracing.start('', {})
+    return tracing.start(`execute_tool ${call.entry.name}`, {
+      kind: 'internal',
+      parent: call.trace,
+      attributes: {
+        'gen_ai.operation.name': 'execute_tool',
+        'gen_ai.tool.name': call.entry.name,
+        'gen_ai.tool.type': call.entry.source === undefined ? 'function' : 'extension',
+        'gen_ai.tool.call.id': call.callId,
+        'toolport.tool.id': call.entry.id,
+        'toolport.tool.effect': call.entry.tool.effect,
+        'toolport.tenant': call.principal.tenant,
+        'toolport.workspace': call.workspaceId,
+        ...more,
+      },
+    })
+  }
+
   const jobs = createCallJobs({
     ...deps.jobs,
     storage,
@@ -125,8 +150,10 @@ export function createCaller(deps: CallerDeps): Caller {
       const call = await restore(job)
       const controller = new AbortController()
       const unsubscribe = disconnectOf(signal)((reason) => controller.abort(reason))
+      // The job's run is a span of the trace of the call that made it, wherever it runs.
+      const span = callSpan(call, { 'toolport.job.id': job.id, 'toolport.job.attempt': job.attempt ?? 1 })
       try {
-        return await tools.run(call, limits, controller, undefined)
+        return await traced(span, tools.run(call, limits, controller, { span }))
       } finally {
         unsubscribe()
       }
@@ -161,6 +188,7 @@ export function createCaller(deps: CallerDeps): Caller {
       origin: stored.origin ?? undefined,
       inlineImages: false,
       needsApproval: false,
+      ...(stored.trace ? { trace: stored.trace } : {}),
     })
   }
 
@@ -175,7 +203,20 @@ export function createCaller(deps: CallerDeps): Caller {
     // instead of becoming a job its caller never asked for (?async=true and MCP tasks make one).
     const sourceSync = asked === 'sync' && call.entry.source !== undefined && !options.sourceHandOver
     const mode = call.entry.runsInline || sourceSync ? 'now' : asked
-    if (mode === 'job') return { job: await jobs.submit(jobSpec(call, options.callbackUrl ?? null)) }
+    const span = callSpan(call)
+    if (mode === 'job') {
+      // The hand-off is this call's span; the job's run is its child, whichever instance runs it.
+      try {
+        const job = await jobs.submit(jobSpec(call, options.callbackUrl ?? null, span.carrier()))
+        span.setAttributes({ 'toolport.job.id': job.id, 'toolport.outcome': 'job' })
+        return { job }
+      } catch (error) {
+        failSpan(span, error)
+        throw error
+      } finally {
+        span.end()
+      }
+    }
     // The call's own controller: the deadline and a disconnect abort it, and nothing else does.
     const controller = new AbortController()
     let handedOver = false
@@ -184,7 +225,11 @@ export function createCaller(deps: CallerDeps): Caller {
       if (!handedOver) controller.abort(reason ?? new Error('client disconnected'))
     })
     const startedAt = Date.now()
-    const work = tools.run(call, syncLimits, controller, { emit: options.emit, client: options.client })
+    // Ended when the work settles, which is after a hand-over for a call that went on as a job.
+    const work = traced(
+      span,
+      tools.run(call, syncLimits, controller, { emit: options.emit, client: options.client, span }),
+    )
     if (mode === 'now' || syncTimeoutMs <= 0) {
       try {
         return { output: await work }
@@ -205,7 +250,7 @@ export function createCaller(deps: CallerDeps): Caller {
     if (outcome === 'slow') {
       handedOver = true
       // The job began with the call, not when it was handed over: created_at and started_at say so.
-      const spec = jobSpec(call, options.callbackUrl ?? null)
+      const spec = jobSpec(call, options.callbackUrl ?? null, span.carrier())
       return { job: await jobs.adopt(spec, work, controller, new Date(startedAt)) }
     }
     unsubscribe?.()
@@ -230,6 +275,8 @@ export function createCaller(deps: CallerDeps): Caller {
         origin: request.origin,
         inlineImages: request.inlineImages === true,
         needsApproval: needsApproval(principal, entry.tool, { value: input }),
+        ...(request.trace ? { trace: request.trace } : {}),
+        ...(request.callId !== undefined ? { callId: request.callId } : {}),
       }
     },
     async admit(call, options = {}) {
@@ -255,4 +302,27 @@ export function createCaller(deps: CallerDeps): Caller {
     jobs,
     jobAccess: access,
   }
+}
+
+/** Ends `span` when `work` settles, with its outcome: ok, or the problem's code and status. */
+function traced<T>(span: TraceSpan, work: Promise<T>): Promise<T> {
+  if (!span.recording) return work
+  return work.then(
+    (output) => {
+      span.setAttributes({ 'toolport.outcome': 'ok', 'http.response.status_code': 200 })
+      span.end()
+      return output
+    },
+    (error: unknown) => {
+      failSpan(span, error)
+      span.end()
+      throw error
+    },
+  )
+}
+
+function failSpan(span: TraceSpan, error: unknown): void {
+  const code = isToolError(error) ? error.code : 'internal'
+  span.setAttributes({ 'toolport.outcome': 'error', 'error.type': code, 'http.response.status_code': statusOf(code) })
+  span.fail(error)
 }

@@ -82,8 +82,9 @@ export function createCallJobs(deps: CallJobsDeps): JobRunner {
 }
 
 /** What a job keeps of a call: enough to run it later, anywhere, as the key that asked. */
-export function jobSpec(call: Call, callbackUrl: string | null): JobSpec {
+export function jobSpec(call: Call, callbackUrl: string | null, trace?: JobSpec['trace']): JobSpec {
   return {
+    ...(trace?.traceparent ? { trace } : {}),
     tenant: call.principal.tenant,
     principal: storedFormOf(call.principal),
     tool: call.entry.name,

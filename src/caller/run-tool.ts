@@ -1,5 +1,6 @@
 import { ToolError } from '../core/errors'
 import type { Logger } from '../core/logger'
+import type { TraceSpan } from '../core/tracing'
 import type { ObjectStore } from '../storage/store'
 import type { ToolServices } from '../tools/services'
 import type { ClientChannel, DryRunContext, ServiceName, ToolEvent, ToolLimits } from '../tools/tool'
@@ -26,6 +27,8 @@ export interface ToolRunner {
 export interface TransportParts {
   emit?: ((event: ToolEvent) => void) | undefined
   client?: ClientChannel | undefined
+  /** The call's span (caller.ts); unset when tracing is off. */
+  span?: TraceSpan | undefined
 }
 
 export function createToolRunner(deps: ToolRunnerDeps): ToolRunner {
@@ -43,6 +46,7 @@ export function createToolRunner(deps: ToolRunnerDeps): ToolRunner {
       keyEgress: principal.egress,
       principal,
       inlineImages: call.inlineImages,
+      span: transport.span,
     }
   }
 

@@ -1,5 +1,6 @@
 import type { EgressPolicy } from '../core/egress-policy'
 import type { Logger } from '../core/logger'
+import type { TraceSpan } from '../core/tracing'
 import type { JobViewer } from '../jobs/access'
 import type { ToolServices } from '../tools/services'
 import type { CallContext, ClientChannel, Tool, ToolEvent, ToolLimits } from '../tools/tool'
@@ -23,6 +24,7 @@ export interface ContextParts {
   keyEgress: EgressPolicy | undefined
   principal: JobViewer
   inlineImages: boolean
+  span: TraceSpan | undefined
 }
 
 const ignore = () => {}
@@ -50,6 +52,7 @@ export class ToolCallContext implements CallContext {
   principal: JobViewer
   declare inlineImages?: boolean
   declare client?: ClientChannel
+  declare span?: TraceSpan
 
   constructor(parts: ContextParts, services: Partial<ToolServices>, controller: AbortController) {
     Object.assign(this, services)
@@ -63,6 +66,7 @@ export class ToolCallContext implements CallContext {
     this.principal = parts.principal
     if (parts.inlineImages) this.inlineImages = true
     if (parts.client) this.client = parts.client
+    if (parts.span?.recording) this.span = parts.span
   }
 
   get signal(): AbortSignal {

@@ -40,7 +40,7 @@ export type JobDispatch = (job: JobRecord) => Promise<void>
 
 export type JobSpec = Pick<
   JobRecord,
-  'tenant' | 'principal' | 'tool' | 'workspace' | 'input' | 'origin' | 'callback_url'
+  'tenant' | 'principal' | 'tool' | 'workspace' | 'input' | 'origin' | 'callback_url' | 'trace'
 >
 
 export interface RunStoredOptions {

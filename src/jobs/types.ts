@@ -30,6 +30,8 @@ export interface JobRecord {
   attempt?: number
   /** How many runs the engine allows (1 without a queue engine). */
   max_attempts?: number
+  /** The W3C trace context of the call that made the job: its run is a span of that trace. */
+  trace?: { traceparent?: string; tracestate?: string } | null
 }
 
 /**

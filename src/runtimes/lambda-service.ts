@@ -19,6 +19,7 @@ import { serviceLogger } from './json-logger'
 import { readKeySources } from './keys-source'
 import { createNodeServices } from './node-services'
 import { nodeSourceRuntime } from './node-sources'
+import { tracingFromEnv } from './tracing'
 
 export function lambdaLogger(env: Record<string, string | undefined>): Logger {
   return serviceLogger(env, 'lambda')
@@ -120,6 +121,8 @@ export interface LambdaService extends FetchApp {
   jobs: JobRunner
   /** Runs a job may have (TOOLPORT_JOB_ATTEMPTS): the stack sets Lambda's retries to this less one. */
   jobAttempts: number
+  /** Sends the spans still buffered (tracing on), before the invocation ends. */
+  flush(): Promise<void>
 }
 
 export async function startLambdaService(
@@ -153,10 +156,12 @@ export async function startLambdaService(
     config.oauth.issuer === 'builtin'
       ? await (await import('./oauth-server/lambda-mount')).lambdaOAuthServer(config, storage, log)
       : undefined
+  const tracing = await tracingFromEnv(env)
   const { app, caller } = createApp({
     config,
     storage,
     log,
+    ...(tracing ? { tracing } : {}),
     services,
     ...(oauthServer ? { oauthServer } : {}),
     docsAssets: bundledDocsAssets(),
@@ -166,7 +171,13 @@ export async function startLambdaService(
     sources: nodeSourceRuntime(config, env, services, { keepWarm: false }),
   })
   return {
-    fetch: (request, fetchEnv) => app.fetch(request, fetchEnv),
+    fetch: async (request, fetchEnv) => {
+      const response = await app.fetch(request, fetchEnv)
+      // An execution environment freezes once the response is sent: the call's spans go out first.
+      await tracing?.flush().catch(() => {})
+      return response
+    },
+    flush: () => tracing?.flush().catch(() => {}) ?? Promise.resolve(),
     jobs: caller.jobs,
     // Lambda retries an asynchronous event at most twice: three runs at most, whatever the setting says.
     jobAttempts: Math.min(config.fleet.jobAttempts, 3),
@@ -248,6 +259,7 @@ export function createLambdaApp(
         maxAttempts: service.jobAttempts,
       })
       log.info('job invocation', { job: id, tenant, status: job?.status ?? 'missing' })
+      await service.flush()
       return { job_id: id, status: job?.status ?? null }
     } finally {
       clearTimeout(timer)

@@ -21,6 +21,7 @@ import { createNodeMetrics } from './node-metrics'
 import { createNodeServices } from './node-services'
 import { nodeSourceRuntime, watchSourcesFolder } from './node-sources'
 import type { OffloadWorkerOptions } from './offload-pool'
+import { tracingFromEnv } from './tracing'
 
 export interface NodeService {
   app: OpenAPIHono<AppEnv>
@@ -100,10 +101,13 @@ export async function startNodeService(
     config.oauth.issuer === 'builtin'
       ? await (await import('./oauth-server/mount')).nodeOAuthServer(config, storage, log, fleet)
       : undefined
+  const tracing = await tracingFromEnv(env)
+  if (tracing) log.info('tracing: OpenTelemetry over OTLP/HTTP')
   const { app, sources, caller } = createApp({
     config,
     storage,
     log,
+    ...(tracing ? { tracing } : {}),
     ...(oauthServer ? { oauthServer } : {}),
     docsAssets: swaggerUiAssets(),
     services,
@@ -136,6 +140,8 @@ export async function startNodeService(
       await sources?.close()
       await fleet?.close()
       await closeServices()
+      // What is still buffered goes out before the process ends.
+      await tracing?.flush().catch(() => {})
     },
   }
 }
@@ -145,6 +151,6 @@ function needsSandbox(config: Config): boolean {
   return (
     (config.sources.enabled ?? toolNames).includes('execute_command') ||
     config.sources.sourcesDir !== undefined ||
-    config.sources.tenantKinds.some((kind) => kind === 'command' || kind === 'mcp-stdio')
+    config.sources.tenantKinds.some((kind) => kind === 'command' || kind === 'mcp-stdio' || kind === 'worker')
   )
 }

@@ -2,6 +2,7 @@ import type { z } from 'zod'
 import type { Effect } from '../core/effects'
 import type { EgressPolicy } from '../core/egress-policy'
 import type { Logger } from '../core/logger'
+import type { TraceSpan } from '../core/tracing'
 import type { JobViewer } from '../jobs/access'
 import type { Workspace } from '../workspace/workspace'
 import type { ToolServices } from './services'
@@ -66,6 +67,11 @@ export interface CallContext {
   inlineImages?: boolean
   /** The calling client, where the transport can reach it mid-call (MCP); unset for REST and jobs. */
   client?: ClientChannel
+  /**
+   * The call's span when tracing is on: work done for the call is its child, and a source passes its
+   * carrier (traceparent) to its own upstream. Never to a URL a model asked for (http_fetch, pages).
+   */
+  span?: TraceSpan
 }
 
 /** What a tool's run gets: the call, and the services it declared (`uses`), no others. */

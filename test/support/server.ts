@@ -12,6 +12,7 @@ import type { Resolver } from '../../src/net/node-http'
 import { createNodeMetrics } from '../../src/runtimes/node-metrics'
 import { createNodeServices } from '../../src/runtimes/node-services'
 import { nodeSourceRuntime, watchSourcesFolder } from '../../src/runtimes/node-sources'
+import { tracingFromEnv } from '../../src/runtimes/tracing'
 import type { SourceHost } from '../../src/sources/host/source-host'
 import { createFsStorage } from '../../src/storage/fs'
 import type { ObjectStore } from '../../src/storage/store'
@@ -95,10 +96,13 @@ export async function startTestServer(
     config.oauth.issuer === 'builtin'
       ? await (await import('../../src/runtimes/oauth-server/mount')).nodeOAuthServer(config, storage, log)
       : undefined
+  // Tracing as the Node service turns it on: from the OTEL_* variables a suite passes.
+  const tracing = await tracingFromEnv(env)
   const { app, caller, sources } = createApp({
     config,
     storage,
     log,
+    ...(tracing ? { tracing } : {}),
     ...(oauthServer ? { oauthServer } : {}),
     ...(options.tools ? { tools: options.tools } : {}),
     services,
@@ -160,6 +164,7 @@ export async function startTestServer(
       }
       folder?.close()
       await sources?.close()
+      await tracing?.flush()
       // A suite that rendered a PDF started Chromium: stop it with the server.
       await node.services.browserSessions?.closeAll()
       await node.services.browser?.close()

@@ -6,6 +6,7 @@ import { disconnectOf } from '../../caller/call'
 import type { Caller } from '../../caller/caller'
 import { isToolError, ToolError } from '../../core/errors'
 import type { Logger } from '../../core/logger'
+import type { TraceCarrier } from '../../core/tracing'
 import { jobStatusUrl, publicJob } from '../../jobs/types'
 import type { ClientChannel, LogLevel, ToolEvent } from '../../tools/tool'
 import { labelCall } from '../call-facts'
@@ -26,6 +27,10 @@ export interface McpCallRequest {
    * synchronous limit with one), or `none`.
    */
   task: 'requested' | 'allowed' | 'none'
+  /** The request's `_meta` traceparent and tracestate (the MCP spec's keys), if it carries them. */
+  trace?: TraceCarrier | undefined
+  /** The JSON-RPC id of the tools/call, for gen_ai.tool.call.id. */
+  id?: string | number | undefined
 }
 
 /** The era's way to reach the client mid-call: notifications on the answer's stream, requests. */
@@ -90,6 +95,8 @@ export async function callTool(request: McpCallRequest, link: ClientLink, mcp: M
       workspaceId: mcp.workspaceId,
       origin: context.get('linkOrigin'),
       inlineImages: true,
+      trace: request.trace,
+      callId: request.id === undefined ? undefined : String(request.id),
       found: (entry) => {
         known = true
         labelCall(context, entry)
@@ -238,4 +245,12 @@ async function withProgress(
   } finally {
     clearInterval(heartbeat)
   }
+}
+
+/** A request's `_meta` trace context (MCP carries W3C Trace Context as `traceparent` and `tracestate` there). */
+export function metaCarrier(meta: Record<string, unknown> | undefined): TraceCarrier | undefined {
+  const traceparent = meta?.traceparent
+  if (typeof traceparent !== 'string') return undefined
+  const tracestate = meta?.tracestate
+  return { traceparent, ...(typeof tracestate === 'string' ? { tracestate } : {}) }
 }

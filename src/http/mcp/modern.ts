@@ -19,7 +19,7 @@ import type { Logger } from '../../core/logger'
 import type { JobRecord } from '../../jobs/types'
 import type { AppEnv } from '../env'
 import { gatedListing } from './approvals'
-import { type ClientLink, callTool, type McpCallAnswer } from './call'
+import { type ClientLink, callTool, type McpCallAnswer, metaCarrier } from './call'
 import { resultOf } from './content'
 import { answerListen } from './listen'
 import type { CallStep, ParkedCall, ParkedCalls } from './parked-calls'
@@ -178,7 +178,11 @@ function modernServer(state: McpState, deps: McpDeps, ask: Ask): Server {
  * synchronous limit is answered with its task when the client declared the Tasks extension.
  */
 async function modernCall(
-  params: { name: string; arguments?: Record<string, unknown>; _meta?: { progressToken?: string | number } },
+  params: {
+    name: string
+    arguments?: Record<string, unknown>
+    _meta?: Record<string, unknown> & { progressToken?: string | number }
+  },
   ctx: ServerContext,
   state: McpState,
   deps: McpDeps,
@@ -214,6 +218,8 @@ async function modernCall(
       arguments: params.arguments,
       progressToken: params._meta?.progressToken,
       task: declaresTasks(capabilities) ? 'allowed' : 'none',
+      trace: metaCarrier(params._meta),
+      id: ctx.mcpReq.id,
     },
     link,
     {

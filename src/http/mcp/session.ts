@@ -26,7 +26,7 @@ import { ToolError } from '../../core/errors'
 import type { Logger } from '../../core/logger'
 import type { AppEnv } from '../env'
 import { gatedListing } from './approvals'
-import { type ClientLink, callTool } from './call'
+import { type ClientLink, callTool, metaCarrier } from './call'
 import { randomRequestIdBase } from './client-requests'
 import { sessionStream } from './session-stream'
 import { listingOf, type McpDeps, type McpState } from './state'
@@ -121,6 +121,8 @@ export async function answerMcp(
         arguments: request.params.arguments,
         progressToken: request.params._meta?.progressToken,
         task: request.params.task ? 'requested' : 'none',
+        trace: metaCarrier(request.params._meta),
+        id: extra.requestId,
       },
       link,
       { context, caller, log: deps.log, principal, workspaceId, version },

@@ -5,6 +5,7 @@ import type { AdmittedCall, Disconnect } from '../../caller/call'
 import type { Caller } from '../../caller/caller'
 import { ToolError } from '../../core/errors'
 import type { Logger } from '../../core/logger'
+import { carrierOf } from '../../core/tracing'
 import { validationError } from '../../core/validation'
 import { jobStatusUrl, publicJob } from '../../jobs/types'
 import { type ToolEvent, titleOfCall } from '../../tools/tool'
@@ -54,6 +55,8 @@ export function registerToolRoutes(app: OpenAPIHono<AppEnv>, deps: ToolRouteDeps
           : query.data.workspace,
       origin: context.get('linkOrigin'),
       found: (entry) => labelCall(context, entry),
+      // The caller's W3C trace context: the call's span joins that trace (when tracing is on).
+      trace: carrierOf((name) => context.req.header(name)),
     })
     const admission = await caller.admit(call, { dryRun: query.data.dry_run === true })
     if (admission.kind === 'dry_run') {

@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { type CatalogEntry, sourceEntry } from '../../catalog/entry'
 import { ToolError } from '../../core/errors'
+import { carrierHeaders, type TraceCarrier } from '../../core/tracing'
 import type { HttpClient } from '../../net/http'
 import { defineTool } from '../../tools/tool'
 import {
@@ -69,7 +70,10 @@ function httpTool(
   const schemas = declaredSchemas(declared)
   const url = declared.path ? `${manifest.url.replace(/\/+$/, '')}${declared.path}` : manifest.url
   const method = declared.method ?? declared.name
-  const requestOf = (input: unknown, call: { tenant: string; workspace: string }): UpstreamCall['request'] => ({
+  const requestOf = (
+    input: unknown,
+    call: { tenant: string; workspace: string; trace?: TraceCarrier },
+  ): UpstreamCall['request'] => ({
     url,
     method: 'POST',
     headers: {
@@ -78,6 +82,8 @@ function httpTool(
       accept: 'application/json',
       'x-toolport-tenant': call.tenant,
       'x-toolport-workspace': call.workspace,
+      // The call's trace goes on to the source's upstream (W3C traceparent, tracestate) when tracing is on.
+      ...carrierHeaders(call.trace),
     },
     body: JSON.stringify(
       manifest.protocol === 'jsonrpc' ? { jsonrpc: '2.0', id: crypto.randomUUID(), method, params: input } : input,
@@ -94,7 +100,11 @@ function httpTool(
       const result = await upstreamJson(http, {
         source: manifest.id,
         tool: declared.name,
-        request: requestOf(input, { tenant: tool.workspace.tenant, workspace: tool.workspace.id }),
+        request: requestOf(input, {
+          tenant: tool.workspace.tenant,
+          workspace: tool.workspace.id,
+          ...(tool.span ? { trace: tool.span.carrier() } : {}),
+        }),
         timeoutMs: manifest.timeout_seconds * 1000,
         maxBytes: manifest.max_response_bytes,
         signal: tool.signal,

@@ -38,6 +38,8 @@ export interface Connection {
     signal: AbortSignal,
     timeoutMs: number,
     relay?: CallRelay,
+    /** The request's `_meta` (the call's W3C trace context, when tracing is on). */
+    meta?: Record<string, string>,
   ): Promise<CallResult>
   /** Any other request (resources, prompts, completions), on the same connection and idle rules as a call. */
   use<T>(work: (client: Client) => Promise<T>): Promise<T>
@@ -146,11 +148,12 @@ export function createConnection(manifest: McpManifest, context: SourceLoadConte
     note: () => (lastTransport instanceof ProcessTransport ? lastTransport.problemNote() : ''),
     onToolsChanged: (listener) => listeners.push(listener),
     close,
-    async call(tool, args, signal, timeoutMs, relay) {
+    async call(tool, args, signal, timeoutMs, relay, meta) {
       return use(async (client, transport) => {
         if (relay) inflight.add(relay)
         try {
-          const result = await client.callTool({ name: tool, arguments: args }, undefined, {
+          const request = { name: tool, arguments: args, ...(meta && Object.keys(meta).length ? { _meta: meta } : {}) }
+          const result = await client.callTool(request, undefined, {
             signal,
             timeout: timeoutMs,
             resetTimeoutOnProgress: true,

@@ -1,0 +1,116 @@
+import {
+  type Context,
+  defaultTextMapGetter,
+  defaultTextMapSetter,
+  ROOT_CONTEXT,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+} from '@opentelemetry/api'
+import { W3CTraceContextPropagator } from '@opentelemetry/core'
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http'
+import { resourceFromAttributes } from '@opentelemetry/resources'
+import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base'
+import type { SpanAttributes, TraceCarrier, TraceSpan, Tracing } from '../core/tracing'
+
+/**
+ * Tracing with the OpenTelemetry SDK, exported over OTLP/HTTP (JSON), when the standard variables ask
+ * for it: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT (+ /v1/traces), and neither
+ * OTEL_SDK_DISABLED=true nor OTEL_TRACES_EXPORTER=none. Nothing is registered globally: the tracer
+ * provider, the W3C propagator and every parent context are this object's, passed explicitly.
+ */
+export function otelTracing(env: Record<string, string | undefined>, version: string): Tracing | undefined {
+  const url = tracesUrl(env)
+  if (!url || env.OTEL_SDK_DISABLED === 'true' || env.OTEL_TRACES_EXPORTER === 'none') return undefined
+  const exporter = new OTLPTraceExporter({
+    url,
+    ...(env.OTEL_EXPORTER_OTLP_HEADERS ? { headers: parseHeaders(env.OTEL_EXPORTER_OTLP_HEADERS) } : {}),
+  })
+  const processor = new BatchSpanProcessor(exporter, {
+    scheduledDelayMillis: numberOr(env.OTEL_BSP_SCHEDULE_DELAY, 5_000),
+    maxQueueSize: numberOr(env.OTEL_BSP_MAX_QUEUE_SIZE, 2_048),
+  })
+  const provider = new BasicTracerProvider({
+    resource: resourceFromAttributes({
+      'service.name': env.OTEL_SERVICE_NAME ?? 'toolport',
+      'service.version': version,
+    }),
+    spanProcessors: [processor],
+  })
+  const tracer = provider.getTracer('toolport', version)
+  const propagator = new W3CTraceContextPropagator()
+
+  const kinds = { server: SpanKind.SERVER, internal: SpanKind.INTERNAL, client: SpanKind.CLIENT } as const
+
+  function wrap(span: Span): TraceSpan {
+    const own = trace.setSpan(ROOT_CONTEXT, span)
+    return {
+      recording: span.isRecording(),
+      setAttributes: (attributes) => span.setAttributes(defined(attributes)),
+      child: (name, attributes = {}, kind = 'internal') =>
+        wrap(tracer.startSpan(name, { kind: kinds[kind], attributes: defined(attributes) }, own)),
+      carrier() {
+        const carrier: Record<string, string> = {}
+        propagator.inject(own, carrier, defaultTextMapSetter)
+        return carrier
+      },
+      fail(error) {
+        span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) })
+        if (error instanceof Error) span.recordException(error)
+      },
+      end: () => span.end(),
+    }
+  }
+
+  /** The parent's context: the caller's W3C headers (extracted), or a span of ours. */
+  function parentOf(parent: TraceCarrier | TraceSpan | undefined): Context {
+    if (!parent) return ROOT_CONTEXT
+    if ('carrier' in parent && typeof parent.carrier === 'function') {
+      return propagator.extract(ROOT_CONTEXT, parent.carrier(), defaultTextMapGetter)
+    }
+    return propagator.extract(ROOT_CONTEXT, parent as TraceCarrier, defaultTextMapGetter)
+  }
+
+  return {
+    enabled: true,
+    start: (name, options) =>
+      wrap(
+        tracer.startSpan(
+          name,
+          { kind: kinds[options.kind ?? 'internal'], attributes: defined(options.attributes ?? {}) },
+          parentOf(options.parent),
+        ),
+      ),
+    flush: () => provider.forceFlush(),
+  }
+}
+
+function tracesUrl(env: Record<string, string | undefined>): string | undefined {
+  if (env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) return env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT
+  if (env.OTEL_EXPORTER_OTLP_ENDPOINT) return `${env.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, '')}/v1/traces`
+  return undefined
+}
+
+/** OTEL_EXPORTER_OTLP_HEADERS: `key=value,key2=value2`, values URL-encoded (the specification's format). */
+function parseHeaders(text: string): Record<string, string> {
+  const headers: Record<string, string> = {}
+  for (const pair of text.split(',')) {
+    const at = pair.indexOf('=')
+    if (at <= 0) continue
+    headers[decodeURIComponent(pair.slice(0, at).trim())] = decodeURIComponent(pair.slice(at + 1).trim())
+  }
+  return headers
+}
+
+function numberOr(text: string | undefined, fallback: number): number {
+  const value = Number(text)
+  return text !== undefined && Number.isFinite(value) && value > 0 ? value : fallback
+}
+
+/** Attributes without the undefined ones (OpenTelemetry drops them with a warning). */
+function defined(attributes: SpanAttributes): Record<string, string | number | boolean> {
+  const out: Record<string, string | number | boolean> = {}
+  for (const [key, value] of Object.entries(attributes)) if (value !== undefined) out[key] = value
+  return out
+}

@@ -1,0 +1,211 @@
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type LocalWeb, startLocalWeb } from '../support/local-web'
+import { startTestServer, type TestServer } from '../support/server'
+import { startSourceUpstreams } from '../support/source-upstreams'
+import { putSource } from '../support/sources-api'
+
+// OpenTelemetry traces, exported over OTLP/HTTP to a real receiver on 127.0.0.1: a call joins the trace
+// of the traceparent its caller sent (REST header, MCP _meta), a job's run is a span of the call that
+// made it, a source's upstream gets the trace, and a URL a model asked for does not.
+
+interface OtlpSpan {
+  traceId: string
+  spanId: string
+  parentSpanId?: string
+  name: string
+  attributes: Record<string, unknown>
+}
+
+/** An OTLP/HTTP receiver: the exporter's JSON (OTLP/JSON: hex ids, typed attribute values), decoded. */
+async function startReceiver(): Promise<{ url: string; spans: OtlpSpan[]; close(): Promise<void> }> {
+  const spans: OtlpSpan[] = []
+  const server: Server = createServer((request, response) => {
+    const chunks: Buffer[] = []
+    request.on('data', (chunk: Buffer) => chunks.push(chunk))
+    request.on('end', () => {
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+        resourceSpans: Array<{ scopeSpans: Array<{ spans: Array<Record<string, unknown>> }> }>
+      }
+      for (const resource of body.resourceSpans ?? []) {
+        for (const scope of resource.scopeSpans ?? []) {
+          for (const span of scope.spans ?? []) {
+            const attributes: Record<string, unknown> = {}
+            for (const { key, value } of (span.attributes ?? []) as Array<{
+              key: string
+              value: Record<string, unknown>
+            }>) {
+              attributes[key] = value.stringValue ?? value.intValue ?? value.boolValue ?? value.doubleValue
+            }
+            spans.push({
+              traceId: String(span.traceId),
+              spanId: String(span.spanId),
+              ...(span.parentSpanId ? { parentSpanId: String(span.parentSpanId) } : {}),
+              name: String(span.name),
+              attributes,
+            })
+          }
+        }
+      }
+      response.writeHead(200, { 'content-type': 'application/json' })
+      response.end('{}')
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  return {
+    url: `http://127.0.0.1:${port}`,
+    spans,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  }
+}
+
+const key = 'tracing-admin-key-0123456789'
+let receiver: Awaited<ReturnType<typeof startReceiver>>
+let server: TestServer
+let upstream: LocalWeb
+let target: LocalWeb
+
+const hex = (length: number) =>
+  Array.from(crypto.getRandomValues(new Uint8Array(length / 2)), (byte) => byte.toString(16).padStart(2, '0')).join('')
+const newParent = () => {
+  const traceId = hex(32)
+  const spanId = hex(16)
+  return { traceId, spanId, traceparent: `00-${traceId}-${spanId}-01` }
+}
+
+async function spansOf(traceId: string, count: number): Promise<OtlpSpan[]> {
+  const deadline = Date.now() + 30_000
+  for (;;) {
+    const found = receiver.spans.filter((span) => span.traceId === traceId)
+    if (found.length >= count) return found
+    if (Date.now() > deadline) throw new Error(`${found.length} of ${count} spans of trace ${traceId} arrived`)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
+
+beforeAll(async () => {
+  receiver = await startReceiver()
+  upstream = await startSourceUpstreams()
+  target = await startLocalWeb({ '/page': (_request, response) => response.end('a page') })
+  server = await startTestServer(
+    {
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_BSP_SCHEDULE_DELAY: '50',
+      OTEL_SERVICE_NAME: 'toolport-test',
+      TOOLPORT_FETCH_ALLOW_HOSTS: `127.0.0.1:${upstream.port},127.0.0.1:${target.port}`,
+    },
+    { fileKeys: [{ tenant: 'acme', key, admin: true }] },
+  )
+  const put = await putSource(server, key, {
+    id: 'sheets',
+    url: `${upstream.url}/rpc`,
+    rpc: {
+      methods: {
+        add: { inputSchema: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } } } },
+      },
+    },
+    aiTools: [{ name: 'sheet_add', method: 'add', effect: 'read', description: 'Adds two numbers.' }],
+  })
+  expect(put.status, JSON.stringify(put.body)).toBe(201)
+})
+afterAll(async () => {
+  await server?.stop()
+  await receiver?.close()
+  await upstream?.stop()
+  await target?.stop()
+})
+
+describe('OpenTelemetry traces', () => {
+  it('makes a REST call a span of the caller’s trace, named and attributed after the GenAI conventions', async () => {
+    const parent = newParent()
+    await server.call('write_file', { path: 'traced.txt', content: 'x' }, { key })
+    const read = await server.call(
+      'read_file',
+      { path: 'traced.txt' },
+      { key, headers: { traceparent: parent.traceparent } },
+    )
+    expect(read.status).toBe(200)
+    const [span] = await spansOf(parent.traceId, 1)
+    expect(span).toMatchObject({
+      name: 'execute_tool read_file',
+      parentSpanId: parent.spanId,
+      attributes: {
+        'gen_ai.operation.name': 'execute_tool',
+        'gen_ai.tool.name': 'read_file',
+        'toolport.tenant': 'acme',
+        'toolport.workspace': 'default',
+        'toolport.tool.effect': 'read',
+        'toolport.outcome': 'ok',
+        'http.response.status_code': 200,
+      },
+    })
+    // A failed call says how it failed.
+    const missing = newParent()
+    await server.call('read_file', { path: 'none.txt' }, { key, headers: { traceparent: missing.traceparent } })
+    const [failed] = await spansOf(missing.traceId, 1)
+    expect(failed?.attributes).toMatchObject({
+      'toolport.outcome': 'error',
+      'error.type': 'not_found',
+      'http.response.status_code': 404,
+    })
+  })
+
+  it('takes the trace of an MCP tools/call from its _meta, with the request id as the tool call id', async () => {
+    const parent = newParent()
+    const client = new Client({ name: 'tracing', version: '1.0.0' })
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${key}` } },
+      }),
+    )
+    await client.callTool({ name: 'list_files', arguments: {}, _meta: { traceparent: parent.traceparent } })
+    await client.close()
+    const [span] = await spansOf(parent.traceId, 1)
+    expect(span).toMatchObject({ name: 'execute_tool list_files', parentSpanId: parent.spanId })
+    expect(span?.attributes['gen_ai.tool.call.id']).toMatch(/^\d+$/)
+  })
+
+  it('runs a job as a span of the call that made it', async () => {
+    const parent = newParent()
+    const response = await fetch(`${server.url}/v1/tools/list_files?async=true`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', traceparent: parent.traceparent },
+      body: '{}',
+    })
+    expect(response.status).toBe(202)
+    const { job_id: jobId } = (await response.json()) as { job_id: string }
+    const spans = await spansOf(parent.traceId, 2)
+    const handOff = spans.find((span) => span.parentSpanId === parent.spanId)
+    expect(handOff).toMatchObject({
+      name: 'execute_tool list_files',
+      attributes: { 'toolport.job.id': jobId, 'toolport.outcome': 'job' },
+    })
+    const run = spans.find((span) => span.parentSpanId === handOff?.spanId)
+    expect(run).toMatchObject({
+      name: 'execute_tool list_files',
+      attributes: { 'toolport.job.id': jobId, 'toolport.outcome': 'ok' },
+    })
+  })
+
+  it("sends the call's trace to a source's upstream, never to a URL a model asked for", async () => {
+    const parent = newParent()
+    const sum = await server.call('sheet_add', { a: 1, b: 2 }, { key, headers: { traceparent: parent.traceparent } })
+    expect(sum.status, JSON.stringify(sum.body)).toBe(200)
+    const [span] = await spansOf(parent.traceId, 1)
+    const sent = upstream.hits.at(-1)?.headers.traceparent
+    // The upstream's parent is the call's span, in the caller's trace.
+    expect(sent).toBe(`00-${parent.traceId}-${span?.spanId}-01`)
+    expect(span?.attributes).toMatchObject({ 'gen_ai.tool.name': 'sheet_add', 'gen_ai.tool.type': 'extension' })
+    const fetched = await server.call(
+      'http_fetch',
+      { url: `${target.url}/page` },
+      { key, headers: { traceparent: newParent().traceparent } },
+    )
+    expect(fetched.status).toBe(200)
+    expect(target.hits.at(-1)?.headers.traceparent).toBeUndefined()
+  })
+})
