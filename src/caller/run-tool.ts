@@ -2,6 +2,7 @@ import { ToolError } from '../core/errors'
 import type { Logger } from '../core/logger'
 import type { TraceSpan } from '../core/tracing'
 import type { ObjectStore } from '../storage/store'
+import { tracedStore } from '../storage/traced'
 import type { ToolServices } from '../tools/services'
 import type { ClientChannel, DryRunContext, ServiceName, ToolEvent, ToolLimits } from '../tools/tool'
 import { createWorkspace } from '../workspace/workspace'
@@ -36,8 +37,10 @@ export function createToolRunner(deps: ToolRunnerDeps): ToolRunner {
 
   function partsOf(call: Call, limits: ToolLimits, transport: TransportParts): ContextParts {
     const { principal } = call
+    // A traced call's storage requests are spans of it; an untraced one uses the store as it is.
+    const store = transport.span?.recording ? tracedStore(storage, transport.span) : storage
     return {
-      workspace: createWorkspace(storage, principal.tenant, call.workspaceId, { quota: services.quota }),
+      workspace: createWorkspace(store, principal.tenant, call.workspaceId, { quota: services.quota }),
       limits,
       log,
       emit: transport.emit,

@@ -77,8 +77,9 @@ export async function inSpan<T>(
   name: string,
   attributes: SpanAttributes,
   work: (child: TraceSpan) => Promise<T>,
+  kind: 'internal' | 'client' = 'internal',
 ): Promise<T> {
-  const child = span?.recording ? span.child(name, attributes) : noSpan
+  const child = span?.recording ? span.child(name, attributes, kind) : noSpan
   try {
     return await work(child)
   } catch (error) {

@@ -2,6 +2,7 @@ import { chown, lstat, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { basename, join } from 'node:path'
 import { ToolError } from '../core/errors'
+import { inSpan, type TraceSpan } from '../core/tracing'
 import type { ObjectStore } from '../storage/store'
 import type { EgressRun, EgressService } from './egress/egress-service'
 import type { EgressLayer } from './egress/target'
@@ -42,6 +43,8 @@ export interface ShellRequest {
    * within the one before it. Unset or ending in none: no network.
    */
   egress?: readonly EgressLayer[]
+  /** The call's span: the queue, the checkout, the run and the commit are its children. */
+  span?: TraceSpan | undefined
 }
 
 export interface ShellResult extends SandboxRunResult {
@@ -225,16 +228,23 @@ export function createShellService(options: ShellServiceOptions): ShellService {
     ...(options.sandbox.start ? { start: startProcess } : {}),
     async execute(request) {
       assertImage(options.sandbox, request.image)
-      const release = await options.limiter.acquire(request.signal)
+      const { span } = request
+      const release = await inSpan(span, 'sandbox queue', {}, () => options.limiter.acquire(request.signal))
       try {
         return await withMirrors(async (mirrors) => {
-          const checkout = await mirrors.checkout(request.storage, request.workspacePrefix, request.signal)
+          const checkout = await inSpan(span, 'workspace checkout', {}, async (child) => {
+            const done = await mirrors.checkout(request.storage, request.workspacePrefix, request.signal)
+            child.setAttributes({ 'toolport.objects.downloaded': done.downloaded })
+            return done
+          })
           try {
             await assertFolder(checkout.dir, request.cwd)
             // Only a sandbox that can route through the proxy ever gets a session (and so any network).
             const layers = options.sandbox.egress ? (request.egress ?? []) : []
-            const run = await options.egress.around(request.tenant, layers, (channel) =>
-              options.sandbox.run({
+            const runAttributes = { 'toolport.sandbox.executor': options.sandbox.executor }
+            const run = await inSpan(span, 'sandbox run', runAttributes, (child) =>
+              options.egress.around(request.tenant, layers, async (channel) => {
+                const ran = await options.sandbox.run({
                 command: request.command,
                 ...(request.argv ? { argv: request.argv } : {}),
                 ...(request.stdin !== undefined ? { stdin: request.stdin } : {}),
@@ -247,6 +257,12 @@ export function createShellService(options: ShellServiceOptions): ShellService {
                 signal: request.signal,
                 ...(request.onOutput ? { onOutput: request.onOutput } : {}),
                 ...(channel ? { egressSocket: channel.socketPath, notes: channel.notes } : {}),
+                })
+                child.setAttributes({
+                  'process.exit.code': ran.exitCode ?? undefined,
+                  'toolport.sandbox.timed_out': ran.timedOut,
+                })
+                return ran
               }),
             )
             // Every sandboxed process is dead here, so neither the count nor the scan can race with the command.
@@ -254,7 +270,11 @@ export function createShellService(options: ShellServiceOptions): ShellService {
             // the whole tree once more in its own walk, and a workspace past a limit keeps none of the run's changes.
             const sync = run.value.limitExceeded?.startsWith('workspace')
               ? { changes: [], skipped: [], passed: run.value.limitExceeded }
-              : await checkout.commit(options.workspaceLimits)
+              : await inSpan(span, 'workspace commit', {}, async (child) => {
+                  const committed = await checkout.commit(options.workspaceLimits)
+                  child.setAttributes({ 'toolport.files.changed': committed.changes.length })
+                  return committed
+                })
             const passed = sync.passed
             if (passed) {
               await checkout.discard()

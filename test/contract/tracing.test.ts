@@ -1,9 +1,8 @@
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type LocalWeb, startLocalWeb } from '../support/local-web'
+import { newParent, type OtlpReceiver, startOtlpReceiver } from '../support/otlp-receiver'
 import { startTestServer, type TestServer } from '../support/server'
 import { startSourceUpstreams } from '../support/source-upstreams'
 import { putSource } from '../support/sources-api'
@@ -12,83 +11,14 @@ import { putSource } from '../support/sources-api'
 // of the traceparent its caller sent (REST header, MCP _meta), a job's run is a span of the call that
 // made it, a source's upstream gets the trace, and a URL a model asked for does not.
 
-interface OtlpSpan {
-  traceId: string
-  spanId: string
-  parentSpanId?: string
-  name: string
-  attributes: Record<string, unknown>
-}
-
-/** An OTLP/HTTP receiver: the exporter's JSON (OTLP/JSON: hex ids, typed attribute values), decoded. */
-async function startReceiver(): Promise<{ url: string; spans: OtlpSpan[]; close(): Promise<void> }> {
-  const spans: OtlpSpan[] = []
-  const server: Server = createServer((request, response) => {
-    const chunks: Buffer[] = []
-    request.on('data', (chunk: Buffer) => chunks.push(chunk))
-    request.on('end', () => {
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
-        resourceSpans: Array<{ scopeSpans: Array<{ spans: Array<Record<string, unknown>> }> }>
-      }
-      for (const resource of body.resourceSpans ?? []) {
-        for (const scope of resource.scopeSpans ?? []) {
-          for (const span of scope.spans ?? []) {
-            const attributes: Record<string, unknown> = {}
-            for (const { key, value } of (span.attributes ?? []) as Array<{
-              key: string
-              value: Record<string, unknown>
-            }>) {
-              attributes[key] = value.stringValue ?? value.intValue ?? value.boolValue ?? value.doubleValue
-            }
-            spans.push({
-              traceId: String(span.traceId),
-              spanId: String(span.spanId),
-              ...(span.parentSpanId ? { parentSpanId: String(span.parentSpanId) } : {}),
-              name: String(span.name),
-              attributes,
-            })
-          }
-        }
-      }
-      response.writeHead(200, { 'content-type': 'application/json' })
-      response.end('{}')
-    })
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as AddressInfo
-  return {
-    url: `http://127.0.0.1:${port}`,
-    spans,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
-  }
-}
-
 const key = 'tracing-admin-key-0123456789'
-let receiver: Awaited<ReturnType<typeof startReceiver>>
+let receiver: OtlpReceiver
 let server: TestServer
 let upstream: LocalWeb
 let target: LocalWeb
 
-const hex = (length: number) =>
-  Array.from(crypto.getRandomValues(new Uint8Array(length / 2)), (byte) => byte.toString(16).padStart(2, '0')).join('')
-const newParent = () => {
-  const traceId = hex(32)
-  const spanId = hex(16)
-  return { traceId, spanId, traceparent: `00-${traceId}-${spanId}-01` }
-}
-
-async function spansOf(traceId: string, count: number): Promise<OtlpSpan[]> {
-  const deadline = Date.now() + 30_000
-  for (;;) {
-    const found = receiver.spans.filter((span) => span.traceId === traceId)
-    if (found.length >= count) return found
-    if (Date.now() > deadline) throw new Error(`${found.length} of ${count} spans of trace ${traceId} arrived`)
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-}
-
 beforeAll(async () => {
-  receiver = await startReceiver()
+  receiver = await startOtlpReceiver()
   upstream = await startSourceUpstreams()
   target = await startLocalWeb({ '/page': (_request, response) => response.end('a page') })
   server = await startTestServer(
@@ -129,7 +59,8 @@ describe('OpenTelemetry traces', () => {
       { key, headers: { traceparent: parent.traceparent } },
     )
     expect(read.status).toBe(200)
-    const [span] = await spansOf(parent.traceId, 1)
+    const spans = await receiver.spansOf(parent.traceId, 2)
+    const span = spans.find((candidate) => candidate.name === 'execute_tool read_file')
     expect(span).toMatchObject({
       name: 'execute_tool read_file',
       parentSpanId: parent.spanId,
@@ -143,10 +74,19 @@ describe('OpenTelemetry traces', () => {
         'http.response.status_code': 200,
       },
     })
+    // Its storage requests are its children, with the driver and key.
+    const storage = spans.filter((candidate) => candidate.name.startsWith('storage '))
+    expect(storage.length).toBeGreaterThan(0)
+    for (const request of storage) {
+      expect(request.parentSpanId).toBe(span?.spanId)
+      expect(request.attributes['toolport.storage.key']).toMatch(/traced\.txt$/)
+    }
     // A failed call says how it failed.
     const missing = newParent()
     await server.call('read_file', { path: 'none.txt' }, { key, headers: { traceparent: missing.traceparent } })
-    const [failed] = await spansOf(missing.traceId, 1)
+    const failed = (await receiver.spansOf(missing.traceId, 1)).find(
+      (candidate) => candidate.name === 'execute_tool read_file',
+    )
     expect(failed?.attributes).toMatchObject({
       'toolport.outcome': 'error',
       'error.type': 'not_found',
@@ -164,7 +104,9 @@ describe('OpenTelemetry traces', () => {
     )
     await client.callTool({ name: 'list_files', arguments: {}, _meta: { traceparent: parent.traceparent } })
     await client.close()
-    const [span] = await spansOf(parent.traceId, 1)
+    const span = (await receiver.spansOf(parent.traceId, 1)).find(
+      (candidate) => candidate.name === 'execute_tool list_files',
+    )
     expect(span).toMatchObject({ name: 'execute_tool list_files', parentSpanId: parent.spanId })
     expect(span?.attributes['gen_ai.tool.call.id']).toMatch(/^\d+$/)
   })
@@ -178,7 +120,7 @@ describe('OpenTelemetry traces', () => {
     })
     expect(response.status).toBe(202)
     const { job_id: jobId } = (await response.json()) as { job_id: string }
-    const spans = await spansOf(parent.traceId, 2)
+    const spans = (await receiver.spansOf(parent.traceId, 2)).filter((span) => span.name.startsWith('execute_tool'))
     const handOff = spans.find((span) => span.parentSpanId === parent.spanId)
     expect(handOff).toMatchObject({
       name: 'execute_tool list_files',
@@ -195,10 +137,13 @@ describe('OpenTelemetry traces', () => {
     const parent = newParent()
     const sum = await server.call('sheet_add', { a: 1, b: 2 }, { key, headers: { traceparent: parent.traceparent } })
     expect(sum.status, JSON.stringify(sum.body)).toBe(200)
-    const [span] = await spansOf(parent.traceId, 1)
+    const spans = await receiver.spansOf(parent.traceId, 2)
+    const span = spans.find((candidate) => candidate.name === 'execute_tool sheet_add')
+    const client = spans.find((candidate) => candidate.name === 'source sheets')
+    expect(client?.parentSpanId).toBe(span?.spanId)
+    // The upstream's parent is the call's client span, in the caller's trace.
     const sent = upstream.hits.at(-1)?.headers.traceparent
-    // The upstream's parent is the call's span, in the caller's trace.
-    expect(sent).toBe(`00-${parent.traceId}-${span?.spanId}-01`)
+    expect(sent).toBe(`00-${parent.traceId}-${client?.spanId}-01`)
     expect(span?.attributes).toMatchObject({ 'gen_ai.tool.name': 'sheet_add', 'gen_ai.tool.type': 'extension' })
     const fetched = await server.call(
       'http_fetch',

@@ -163,6 +163,7 @@ async function execute(
     timeoutMs: declared.timeout_seconds * 1000,
     signal: context.signal,
     onOutput: (stream, text) => context.emit({ type: 'output', stream, text }),
+    span: context.span,
   })
 }
 

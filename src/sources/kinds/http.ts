@@ -1,7 +1,7 @@
 import { z } from 'zod'
 import { type CatalogEntry, sourceEntry } from '../../catalog/entry'
 import { ToolError } from '../../core/errors'
-import { carrierHeaders, type TraceCarrier } from '../../core/tracing'
+import { carrierHeaders, inSpan, type TraceCarrier } from '../../core/tracing'
 import type { HttpClient } from '../../net/http'
 import { defineTool } from '../../tools/tool'
 import {
@@ -97,18 +97,27 @@ function httpTool(
     output: schemas.output.validator,
     deadlineMs: () => manifest.timeout_seconds * 1000 + 5_000,
     async run(input, tool) {
-      const result = await upstreamJson(http, {
-        source: manifest.id,
-        tool: declared.name,
-        request: requestOf(input, {
-          tenant: tool.workspace.tenant,
-          workspace: tool.workspace.id,
-          ...(tool.span ? { trace: tool.span.carrier() } : {}),
-        }),
-        timeoutMs: manifest.timeout_seconds * 1000,
-        maxBytes: manifest.max_response_bytes,
-        signal: tool.signal,
-      })
+      // The upstream request is a client span of the call; the upstream's parent is that span.
+      const upstreamSpan = { 'toolport.source': manifest.id, 'rpc.method': manifest.protocol === 'jsonrpc' ? method : undefined }
+      const result = await inSpan(
+        tool.span,
+        `source ${manifest.id}`,
+        upstreamSpan,
+        (span) =>
+          upstreamJson(http, {
+            source: manifest.id,
+            tool: declared.name,
+            request: requestOf(input, {
+              tenant: tool.workspace.tenant,
+              workspace: tool.workspace.id,
+              ...(span.recording ? { trace: span.carrier() } : {}),
+            }),
+            timeoutMs: manifest.timeout_seconds * 1000,
+            maxBytes: manifest.max_response_bytes,
+            signal: tool.signal,
+          }),
+        'client',
+      )
       const value = manifest.protocol === 'jsonrpc' ? jsonRpcResult(result, manifest.id, declared.name) : result
       return schemas.check(value, tool.limits.maxResponseChars)
     },

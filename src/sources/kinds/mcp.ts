@@ -1,6 +1,6 @@
 import { type CatalogEntry, type SourceSurface, sourceEntry } from '../../catalog/entry'
 import type { Effect as EffectName } from '../../core/effects'
-import { carrierHeaders } from '../../core/tracing'
+import { carrierHeaders, inSpan } from '../../core/tracing'
 import { defineTool } from '../../tools/tool'
 import { maxToolsPerSource, toolNamePattern } from '../declared'
 import { publishable } from '../published-text'
@@ -108,15 +108,21 @@ function sourceTool(
     relaysClient: true,
     async run(args, tool) {
       const relay = { emit: tool.emit, client: tool.client }
-      // MCP carries W3C Trace Context in the request's _meta: the upstream joins the call's trace.
-      const meta = tool.span ? carrierHeaders(tool.span.carrier()) : undefined
-      const result = await connection.call(
-        upstream.name,
-        args as Record<string, unknown>,
-        tool.signal,
-        timeoutMs,
-        relay,
-        meta,
+      // MCP carries W3C Trace Context in the request's _meta: the upstream's parent is this client span.
+      const result = await inSpan(
+        tool.span,
+        `source ${manifest.id}`,
+        { 'toolport.source': manifest.id, 'gen_ai.tool.name': upstream.name },
+        (span) =>
+          connection.call(
+            upstream.name,
+            args as Record<string, unknown>,
+            tool.signal,
+            timeoutMs,
+            relay,
+            span.recording ? carrierHeaders(span.carrier()) : undefined,
+          ),
+        'client',
       )
       // The server's own result goes to an MCP client unchanged when it fits the response budget; the
       // output below is still made and checked (REST, jobs, and the outputSchema's promise).

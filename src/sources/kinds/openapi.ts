@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { type CatalogEntry, sourceEntry } from '../../catalog/entry'
 import { ToolError } from '../../core/errors'
+import { carrierHeaders, inSpan } from '../../core/tracing'
 import type { HttpClient } from '../../net/http'
 import { defineTool } from '../../tools/tool'
 import {
@@ -184,14 +185,24 @@ function operationTool(
       `${plan.method} ${requestOf(input as Record<string, unknown>).url.replace(/^https?:\/\//, '')}`.slice(0, 120),
     deadlineMs: () => manifest.timeout_seconds * 1000 + 5_000,
     async run(input, tool) {
-      const result = await upstreamJson(http, {
-        source: manifest.id,
-        tool: plan.name,
-        request: requestOf(input as Record<string, unknown>),
-        timeoutMs: manifest.timeout_seconds * 1000,
-        maxBytes: manifest.max_response_bytes,
-        signal: tool.signal,
-      })
+      // A client span of the call; the upstream gets its W3C context (traceparent) when tracing is on.
+      const result = await inSpan(
+        tool.span,
+        `source ${manifest.id}`,
+        { 'toolport.source': manifest.id, 'http.request.method': plan.method },
+        (span) => {
+          const request = requestOf(input as Record<string, unknown>)
+          return upstreamJson(http, {
+            source: manifest.id,
+            tool: plan.name,
+            request: { ...request, headers: { ...request.headers, ...carrierHeaders(span.carrier()) } },
+            timeoutMs: manifest.timeout_seconds * 1000,
+            maxBytes: manifest.max_response_bytes,
+            signal: tool.signal,
+          })
+        },
+        'client',
+      )
       return schemas.check(result, tool.limits.maxResponseChars)
     },
     async dryRun(input) {

@@ -1,5 +1,6 @@
 import { type CatalogEntry, sourceEntry } from '../../catalog/entry'
 import { isToolError, ToolError } from '../../core/errors'
+import { inSpan } from '../../core/tracing'
 import { defineTool } from '../../tools/tool'
 import type { SourceKind } from '../types'
 import { declaredSchemas } from './declared-schemas'
@@ -62,16 +63,20 @@ function workerTool(
         files.push({ name: file.path.split('/').pop() ?? 'file', bytes: file.bytes })
         fields.push(field)
       }
-      const answer = await connection
-        .invoke(
+      const answer = await inSpan(
+        tool.span,
+        `source ${manifest.id}`,
+        { 'toolport.source': manifest.id, 'rpc.method': method },
+        () => connection.invoke(
           method,
           files,
           (paths) => ({ ...params, ...Object.fromEntries(fields.map((field, index) => [field, paths[index]])) }),
           { signal: tool.signal, timeoutMs },
-        )
-        .catch((error: unknown) => {
-          throw workerFailure(error, manifest.id, declared.name)
-        })
+        ),
+        'client',
+      ).catch((error: unknown) => {
+        throw workerFailure(error, manifest.id, declared.name)
+      })
       const value = jsonRpcResult({ jsonrpc: '2.0', ...answer }, manifest.id, declared.name)
       return schemas.check(value, tool.limits.maxResponseChars)
     },

@@ -86,7 +86,7 @@ export const executeCommand = defineTool({
   deadlineMs: (input) => (input.timeout_seconds + deadlineMarginSeconds) * 1000,
   dryRun: executeCommandDryRun,
   preview: CommandPreview,
-  async run(input, { shell, workspace, limits, signal, emit, keyEgress }) {
+  async run(input, { shell, workspace, limits, signal, emit, keyEgress, span }) {
     const available = requireShell(shell)
     const cwd = normalizeWorkspacePath(input.working_directory, { allowRoot: true, field: 'working_directory' })
     await checkCommand(input.command, available.policy)
@@ -102,6 +102,7 @@ export const executeCommand = defineTool({
       timeoutMs: input.timeout_seconds * 1000,
       signal,
       onOutput: (stream, text) => emit({ type: 'output', stream, text }),
+      span,
     })
     const listed = result.filesChanged.slice(0, maxListedChanges)
     const egress = result.egress ? egressOutcome(result.egress) : undefined

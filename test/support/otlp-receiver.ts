@@ -1,0 +1,81 @@
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+
+export interface OtlpSpan {
+  traceId: string
+  spanId: string
+  parentSpanId?: string
+  name: string
+  attributes: Record<string, unknown>
+}
+
+export interface OtlpReceiver {
+  url: string
+  spans: OtlpSpan[]
+  /** The spans of one trace, once at least `count` of them arrived (a guard against a hang, not a speed goal). */
+  spansOf(traceId: string, count: number): Promise<OtlpSpan[]>
+  close(): Promise<void>
+}
+
+/** A W3C traceparent of a new trace, as a caller would send it, with its ids. */
+export function newParent(): { traceId: string; spanId: string; traceparent: string } {
+  const hex = (length: number) =>
+    Array.from(crypto.getRandomValues(new Uint8Array(length / 2)), (byte) => byte.toString(16).padStart(2, '0')).join(
+      '',
+    )
+  const traceId = hex(32)
+  const spanId = hex(16)
+  return { traceId, spanId, traceparent: `00-${traceId}-${spanId}-01` }
+}
+
+/** An OTLP/HTTP receiver: the exporter's JSON (OTLP/JSON: hex ids, typed attribute values), decoded. */
+export async function startOtlpReceiver(): Promise<OtlpReceiver> {
+  const spans: OtlpSpan[] = []
+  const server: Server = createServer((request, response) => {
+    const chunks: Buffer[] = []
+    request.on('data', (chunk: Buffer) => chunks.push(chunk))
+    request.on('end', () => {
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+        resourceSpans: Array<{ scopeSpans: Array<{ spans: Array<Record<string, unknown>> }> }>
+      }
+      for (const resource of body.resourceSpans ?? []) {
+        for (const scope of resource.scopeSpans ?? []) {
+          for (const span of scope.spans ?? []) {
+            const attributes: Record<string, unknown> = {}
+            for (const { key, value } of (span.attributes ?? []) as Array<{
+              key: string
+              value: Record<string, unknown>
+            }>) {
+              attributes[key] = value.stringValue ?? value.intValue ?? value.boolValue ?? value.doubleValue
+            }
+            spans.push({
+              traceId: String(span.traceId),
+              spanId: String(span.spanId),
+              ...(span.parentSpanId ? { parentSpanId: String(span.parentSpanId) } : {}),
+              name: String(span.name),
+              attributes,
+            })
+          }
+        }
+      }
+      response.writeHead(200, { 'content-type': 'application/json' })
+      response.end('{}')
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  return {
+    url: `http://127.0.0.1:${port}`,
+    spans,
+    async spansOf(traceId, count) {
+      const deadline = Date.now() + 30_000
+      for (;;) {
+        const found = spans.filter((span) => span.traceId === traceId)
+        if (found.length >= count) return found
+        if (Date.now() > deadline) throw new Error(`${found.length} of ${count} spans of trace ${traceId} arrived`)
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+    },
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  }
+}
