@@ -9,20 +9,36 @@ import {
   trace,
 } from '@opentelemetry/api'
 import { W3CTraceContextPropagator } from '@opentelemetry/core'
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http'
 import { resourceFromAttributes } from '@opentelemetry/resources'
-import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base'
+import {
+  AlwaysOffSampler,
+  AlwaysOnSampler,
+  BasicTracerProvider,
+  BatchSpanProcessor,
+  ParentBasedSampler,
+  type Sampler,
+  TraceIdRatioBasedSampler,
+} from '@opentelemetry/sdk-trace-base'
 import type { SpanAttributes, TraceCarrier, TraceSpan, Tracing } from '../core/tracing'
 
 /**
- * Tracing with the OpenTelemetry SDK, exported over OTLP/HTTP (JSON), when the standard variables ask
- * for it: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT (+ /v1/traces), and neither
- * OTEL_SDK_DISABLED=true nor OTEL_TRACES_EXPORTER=none. Nothing is registered globally: the tracer
+ * Tracing with the OpenTelemetry SDK, exported over OTLP/HTTP, when the standard variables ask for it:
+ * OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT (+ /v1/traces), and neither
+ * OTEL_SDK_DISABLED=true nor OTEL_TRACES_EXPORTER=none. OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL picks
+ * http/protobuf (the specification's default, and the cheaper to encode) or http/json. Nothing is registered globally: the tracer
  * provider, the W3C propagator and every parent context are this object's, passed explicitly.
  */
-export function otelTracing(env: Record<string, string | undefined>, version: string): Tracing | undefined {
+export async function otelTracing(
+  env: Record<string, string | undefined>,
+  version: string,
+): Promise<Tracing | undefined> {
   const url = tracesUrl(env)
   if (!url || env.OTEL_SDK_DISABLED === 'true' || env.OTEL_TRACES_EXPORTER === 'none') return undefined
+  const protocol = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/protobuf'
+  const { OTLPTraceExporter } =
+    protocol === 'http/json'
+      ? await import('@opentelemetry/exporter-trace-otlp-http')
+      : await import('@opentelemetry/exporter-trace-otlp-proto')
   const exporter = new OTLPTraceExporter({
     url,
     ...(env.OTEL_EXPORTER_OTLP_HEADERS ? { headers: parseHeaders(env.OTEL_EXPORTER_OTLP_HEADERS) } : {}),
@@ -37,6 +53,7 @@ export function otelTracing(env: Record<string, string | undefined>, version: st
       'service.version': version,
     }),
     spanProcessors: [processor],
+    sampler: samplerOf(env.OTEL_TRACES_SAMPLER, env.OTEL_TRACES_SAMPLER_ARG),
   })
   const tracer = provider.getTracer('toolport', version)
   const propagator = new W3CTraceContextPropagator()
@@ -83,6 +100,28 @@ export function otelTracing(env: Record<string, string | undefined>, version: st
         ),
       ),
     flush: () => provider.forceFlush(),
+  }
+}
+
+/**
+ * OTEL_TRACES_SAMPLER and its argument, as the specification names them; the default is
+ * parentbased_always_on: a call is traced unless its caller's traceparent says it is not sampled.
+ */
+function samplerOf(name: string | undefined, argument: string | undefined): Sampler {
+  const ratio = Math.min(1, Math.max(0, Number(argument ?? '1') || 0))
+  switch (name) {
+    case 'always_on':
+      return new AlwaysOnSampler()
+    case 'always_off':
+      return new AlwaysOffSampler()
+    case 'traceidratio':
+      return new TraceIdRatioBasedSampler(ratio)
+    case 'parentbased_always_off':
+      return new ParentBasedSampler({ root: new AlwaysOffSampler() })
+    case 'parentbased_traceidratio':
+      return new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(ratio) })
+    default:
+      return new ParentBasedSampler({ root: new AlwaysOnSampler() })
   }
 }
 

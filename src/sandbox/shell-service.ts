@@ -245,18 +245,18 @@ export function createShellService(options: ShellServiceOptions): ShellService {
             const run = await inSpan(span, 'sandbox run', runAttributes, (child) =>
               options.egress.around(request.tenant, layers, async (channel) => {
                 const ran = await options.sandbox.run({
-                command: request.command,
-                ...(request.argv ? { argv: request.argv } : {}),
-                ...(request.stdin !== undefined ? { stdin: request.stdin } : {}),
-                ...(request.mounts ? { mounts: request.mounts } : {}),
-                workspaceDir: checkout.dir,
-                ...(checkout.overlay ? { overlay: checkout.overlay } : {}),
-                cwd: request.cwd,
-                ...(request.image ? { image: request.image } : {}),
-                timeoutMs: request.timeoutMs,
-                signal: request.signal,
-                ...(request.onOutput ? { onOutput: request.onOutput } : {}),
-                ...(channel ? { egressSocket: channel.socketPath, notes: channel.notes } : {}),
+                  command: request.command,
+                  ...(request.argv ? { argv: request.argv } : {}),
+                  ...(request.stdin !== undefined ? { stdin: request.stdin } : {}),
+                  ...(request.mounts ? { mounts: request.mounts } : {}),
+                  workspaceDir: checkout.dir,
+                  ...(checkout.overlay ? { overlay: checkout.overlay } : {}),
+                  cwd: request.cwd,
+                  ...(request.image ? { image: request.image } : {}),
+                  timeoutMs: request.timeoutMs,
+                  signal: request.signal,
+                  ...(request.onOutput ? { onOutput: request.onOutput } : {}),
+                  ...(channel ? { egressSocket: channel.socketPath, notes: channel.notes } : {}),
                 })
                 child.setAttributes({
                   'process.exit.code': ran.exitCode ?? undefined,

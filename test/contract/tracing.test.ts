@@ -25,6 +25,7 @@ beforeAll(async () => {
     {
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
       OTEL_BSP_SCHEDULE_DELAY: '50',
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
       OTEL_SERVICE_NAME: 'toolport-test',
       TOOLPORT_FETCH_ALLOW_HOSTS: `127.0.0.1:${upstream.port},127.0.0.1:${target.port}`,
     },
@@ -59,7 +60,7 @@ describe('OpenTelemetry traces', () => {
       { key, headers: { traceparent: parent.traceparent } },
     )
     expect(read.status).toBe(200)
-    const spans = await receiver.spansOf(parent.traceId, 2)
+    const spans = await receiver.spansUntil(parent.traceId, 'execute_tool read_file')
     const span = spans.find((candidate) => candidate.name === 'execute_tool read_file')
     expect(span).toMatchObject({
       name: 'execute_tool read_file',
@@ -84,7 +85,7 @@ describe('OpenTelemetry traces', () => {
     // A failed call says how it failed.
     const missing = newParent()
     await server.call('read_file', { path: 'none.txt' }, { key, headers: { traceparent: missing.traceparent } })
-    const failed = (await receiver.spansOf(missing.traceId, 1)).find(
+    const failed = (await receiver.spansUntil(missing.traceId, 'execute_tool read_file')).find(
       (candidate) => candidate.name === 'execute_tool read_file',
     )
     expect(failed?.attributes).toMatchObject({
@@ -104,7 +105,7 @@ describe('OpenTelemetry traces', () => {
     )
     await client.callTool({ name: 'list_files', arguments: {}, _meta: { traceparent: parent.traceparent } })
     await client.close()
-    const span = (await receiver.spansOf(parent.traceId, 1)).find(
+    const span = (await receiver.spansUntil(parent.traceId, 'execute_tool list_files')).find(
       (candidate) => candidate.name === 'execute_tool list_files',
     )
     expect(span).toMatchObject({ name: 'execute_tool list_files', parentSpanId: parent.spanId })
@@ -120,7 +121,14 @@ describe('OpenTelemetry traces', () => {
     })
     expect(response.status).toBe(202)
     const { job_id: jobId } = (await response.json()) as { job_id: string }
-    const spans = (await receiver.spansOf(parent.traceId, 2)).filter((span) => span.name.startsWith('execute_tool'))
+    // The hand-off and the job's run: both named for the tool, the run ending after the answer.
+    let spans = (await receiver.spansUntil(parent.traceId, 'execute_tool list_files')).filter((span) =>
+      span.name.startsWith('execute_tool'),
+    )
+    for (let wait = 0; spans.length < 2 && wait < 600; wait++) {
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      spans = receiver.spans.filter((span) => span.traceId === parent.traceId && span.name.startsWith('execute_tool'))
+    }
     const handOff = spans.find((span) => span.parentSpanId === parent.spanId)
     expect(handOff).toMatchObject({
       name: 'execute_tool list_files',
@@ -137,7 +145,7 @@ describe('OpenTelemetry traces', () => {
     const parent = newParent()
     const sum = await server.call('sheet_add', { a: 1, b: 2 }, { key, headers: { traceparent: parent.traceparent } })
     expect(sum.status, JSON.stringify(sum.body)).toBe(200)
-    const spans = await receiver.spansOf(parent.traceId, 2)
+    const spans = await receiver.spansUntil(parent.traceId, 'execute_tool sheet_add')
     const span = spans.find((candidate) => candidate.name === 'execute_tool sheet_add')
     const client = spans.find((candidate) => candidate.name === 'source sheets')
     expect(client?.parentSpanId).toBe(span?.spanId)

@@ -12,7 +12,12 @@ let server: TestServer
 beforeAll(async () => {
   receiver = await startOtlpReceiver()
   server = await startTestServer(
-    { TOOLPORT_API_KEYS: `acme=${key}`, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '50' },
+    {
+      TOOLPORT_API_KEYS: `acme=${key}`,
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_BSP_SCHEDULE_DELAY: '50',
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+    },
     { shell: true },
   )
 }, 60_000)
@@ -30,7 +35,7 @@ describe('an execute_command call, traced', () => {
       { key, headers: { traceparent: parent.traceparent } },
     )
     expect(run.status, JSON.stringify(run.body)).toBe(200)
-    const spans = await receiver.spansOf(parent.traceId, 5)
+    const spans = await receiver.spansUntil(parent.traceId, 'execute_tool execute_command')
     const call = spans.find((span) => span.name === 'execute_tool execute_command')
     expect(call?.parentSpanId).toBe(parent.spanId)
     const children = new Map(

@@ -9,11 +9,27 @@ export interface OtlpSpan {
   attributes: Record<string, unknown>
 }
 
+interface OtlpBody {
+  resourceSpans?: Array<{
+    scopeSpans?: Array<{
+      spans?: Array<{
+        traceId: unknown
+        spanId: unknown
+        parentSpanId?: unknown
+        name: unknown
+        attributes?: Array<{ key: string; value: Record<string, unknown> }>
+      }>
+    }>
+  }>
+}
+
 export interface OtlpReceiver {
   url: string
   spans: OtlpSpan[]
   /** The spans of one trace, once at least `count` of them arrived (a guard against a hang, not a speed goal). */
   spansOf(traceId: string, count: number): Promise<OtlpSpan[]>
+  /** The spans of one trace once a span of this name is among them (a call's span ends after its children). */
+  spansUntil(traceId: string, name: string): Promise<OtlpSpan[]>
   close(): Promise<void>
 }
 
@@ -35,18 +51,20 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     const chunks: Buffer[] = []
     request.on('data', (chunk: Buffer) => chunks.push(chunk))
     request.on('end', () => {
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
-        resourceSpans: Array<{ scopeSpans: Array<{ spans: Array<Record<string, unknown>> }> }>
+      const bytes = Buffer.concat(chunks)
+      // OTLP/JSON (suites set OTEL_EXPORTER_OTLP_PROTOCOL=http/json): hex ids, typed attribute values.
+      if (!(request.headers['content-type'] ?? '').includes('json')) {
+        response.writeHead(415).end('this receiver takes OTLP/JSON: set OTEL_EXPORTER_OTLP_PROTOCOL=http/json')
+        return
       }
+      const body = JSON.parse(bytes.toString('utf8')) as OtlpBody
       for (const resource of body.resourceSpans ?? []) {
         for (const scope of resource.scopeSpans ?? []) {
           for (const span of scope.spans ?? []) {
             const attributes: Record<string, unknown> = {}
-            for (const { key, value } of (span.attributes ?? []) as Array<{
-              key: string
-              value: Record<string, unknown>
-            }>) {
-              attributes[key] = value.stringValue ?? value.intValue ?? value.boolValue ?? value.doubleValue
+            for (const { key, value } of span.attributes ?? []) {
+              const raw = value.stringValue ?? value.intValue ?? value.boolValue ?? value.doubleValue
+              attributes[key] = typeof raw === 'object' && raw !== null ? Number(raw) : raw
             }
             spans.push({
               traceId: String(span.traceId),
@@ -73,6 +91,15 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
         const found = spans.filter((span) => span.traceId === traceId)
         if (found.length >= count) return found
         if (Date.now() > deadline) throw new Error(`${found.length} of ${count} spans of trace ${traceId} arrived`)
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+    },
+    async spansUntil(traceId, name) {
+      const deadline = Date.now() + 30_000
+      for (;;) {
+        const found = spans.filter((span) => span.traceId === traceId)
+        if (found.some((span) => span.name === name)) return found
+        if (Date.now() > deadline) throw new Error(`no span ${name} in trace ${traceId} (${found.length} others)`)
         await new Promise((resolve) => setTimeout(resolve, 50))
       }
     },

@@ -98,7 +98,10 @@ function httpTool(
     deadlineMs: () => manifest.timeout_seconds * 1000 + 5_000,
     async run(input, tool) {
       // The upstream request is a client span of the call; the upstream's parent is that span.
-      const upstreamSpan = { 'toolport.source': manifest.id, 'rpc.method': manifest.protocol === 'jsonrpc' ? method : undefined }
+      const upstreamSpan = {
+        'toolport.source': manifest.id,
+        'rpc.method': manifest.protocol === 'jsonrpc' ? method : undefined,
+      }
       const result = await inSpan(
         tool.span,
         `source ${manifest.id}`,

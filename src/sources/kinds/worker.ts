@@ -67,12 +67,13 @@ function workerTool(
         tool.span,
         `source ${manifest.id}`,
         { 'toolport.source': manifest.id, 'rpc.method': method },
-        () => connection.invoke(
-          method,
-          files,
-          (paths) => ({ ...params, ...Object.fromEntries(fields.map((field, index) => [field, paths[index]])) }),
-          { signal: tool.signal, timeoutMs },
-        ),
+        () =>
+          connection.invoke(
+            method,
+            files,
+            (paths) => ({ ...params, ...Object.fromEntries(fields.map((field, index) => [field, paths[index]])) }),
+            { signal: tool.signal, timeoutMs },
+          ),
         'client',
       ).catch((error: unknown) => {
         throw workerFailure(error, manifest.id, declared.name)
