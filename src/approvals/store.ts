@@ -23,6 +23,8 @@ export interface ApprovalRecord {
   expires_at: string
   /** Set (by compare-and-swap) by the one decision that took the call; such a record is no longer pending. */
   taken_at?: string
+  /** The caller's W3C trace context: the approved call's span joins the trace of the call that asked. */
+  trace?: { traceparent?: string; tracestate?: string }
 }
 
 export interface ApprovalPage {

@@ -1,4 +1,5 @@
 import type { ApprovalRecord } from '../approvals/store'
+import type { TraceCarrier } from '../core/tracing'
 import { deliverCallback } from '../jobs/callback'
 import type { HttpClient } from '../net/http'
 
@@ -51,9 +52,16 @@ export function notifyApprovers(
   http: HttpClient,
   webhook: { url: string; secret: string | Uint8Array },
   card: ApprovalCard,
+  trace?: TraceCarrier,
 ): void {
   void deliverCallback(
-    { id: `approval.${card.approval_id}`, url: webhook.url, payload: { event: 'approval.created', approval: card } },
+    {
+      id: `approval.${card.approval_id}`,
+      url: webhook.url,
+      payload: { event: 'approval.created', approval: card },
+      // The gated call's caller's trace: the approver's tooling may join it.
+      ...(trace?.traceparent ? { trace } : {}),
+    },
     { http, secret: webhook.secret, attempts: 3, backoffMs: 1000 },
   ).catch(() => {})
 }

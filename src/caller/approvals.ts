@@ -134,6 +134,7 @@ export function createApprovalGate(deps: ApprovalGateDeps): ApprovalGate {
         tool: call.entry.name,
         effect: effectOfCall(tool, call.input),
         workspace: call.workspaceId,
+        ...(call.trace?.traceparent ? { trace: call.trace } : {}),
         input: call.input,
         title,
         ...fitted,
@@ -142,7 +143,7 @@ export function createApprovalGate(deps: ApprovalGateDeps): ApprovalGate {
       }
       await deps.store.save(record)
       const origin = originOf(call.origin)
-      if (deps.webhook && deps.http) notifyApprovers(deps.http, deps.webhook, cardOf(record, origin))
+      if (deps.webhook && deps.http) notifyApprovers(deps.http, deps.webhook, cardOf(record, origin), call.trace)
       return {
         kind: 'pending_approval',
         pending: {

@@ -1,3 +1,4 @@
+import { carrierHeaders, type TraceCarrier } from '../core/tracing'
 import type { HttpClient } from '../net/http'
 
 /**
@@ -29,10 +30,16 @@ export interface Delivery {
   id: string
   url: string
   payload: unknown
+  /** The W3C trace context of the call that made the job: the receiver may join its trace. */
+  trace?: TraceCarrier | undefined
 }
 
-export function deliveryOf(job: { id: string; attempt?: number | undefined }, url: string, payload: unknown): Delivery {
-  return { id: `${job.id}.${job.attempt ?? 1}`, url, payload }
+export function deliveryOf(
+  job: { id: string; attempt?: number | undefined; trace?: TraceCarrier | null | undefined },
+  url: string,
+  payload: unknown,
+): Delivery {
+  return { id: `${job.id}.${job.attempt ?? 1}`, url, payload, ...(job.trace?.traceparent ? { trace: job.trace } : {}) }
 }
 
 /**
@@ -58,6 +65,8 @@ export async function deliverOnce(
         'x-toolport-signature': await signPayload(options.secret, timestamp, body),
         'x-toolport-delivery': delivery.id,
         'x-toolport-delivery-attempt': String(tryNumber),
+        // A webhook is toolport's own request: it carries the job's trace (tracing on), as a source's does.
+        ...carrierHeaders(delivery.trace),
       },
       body,
       timeoutMs: 10_000,

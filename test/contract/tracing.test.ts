@@ -12,6 +12,8 @@ import { putSource } from '../support/sources-api'
 // made it, a source's upstream gets the trace, and a URL a model asked for does not.
 
 const key = 'tracing-admin-key-0123456789'
+const gatedKey = 'tracing-gated-key-0123456789'
+const approverKey = 'tracing-approver-key-0123456789'
 let receiver: OtlpReceiver
 let server: TestServer
 let upstream: LocalWeb
@@ -20,16 +22,28 @@ let target: LocalWeb
 beforeAll(async () => {
   receiver = await startOtlpReceiver()
   upstream = await startSourceUpstreams()
-  target = await startLocalWeb({ '/page': (_request, response) => response.end('a page') })
+  target = await startLocalWeb({
+    '/page': (_request, response) => response.end('a page'),
+    '/hook': (_request, response) => response.end(),
+    '/approvals': (_request, response) => response.end(),
+  })
   server = await startTestServer(
     {
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
       OTEL_BSP_SCHEDULE_DELAY: '50',
       OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
       OTEL_SERVICE_NAME: 'toolport-test',
+      TOOLPORT_SIGNING_SECRET: 'tracing-signing-secret-0123456789abcdef',
+      TOOLPORT_APPROVAL_WEBHOOK_URL: `http://127.0.0.1:${target.port}/approvals`,
       TOOLPORT_FETCH_ALLOW_HOSTS: `127.0.0.1:${upstream.port},127.0.0.1:${target.port}`,
     },
-    { fileKeys: [{ tenant: 'acme', key, admin: true }] },
+    {
+      fileKeys: [
+        { tenant: 'acme', key, admin: true },
+        { tenant: 'acme', key: gatedKey, require_approval: ['destructive'] },
+        { tenant: 'acme', key: approverKey, approver: true },
+      ],
+    },
   )
   const put = await putSource(server, key, {
     id: 'sheets',
@@ -114,11 +128,19 @@ describe('OpenTelemetry traces', () => {
 
   it('runs a job as a span of the call that made it', async () => {
     const parent = newParent()
-    const response = await fetch(`${server.url}/v1/tools/list_files?async=true`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', traceparent: parent.traceparent },
-      body: '{}',
-    })
+    const callback = `${target.url}/hook`
+    const response = await fetch(
+      `${server.url}/v1/tools/list_files?async=true&callback_url=${encodeURIComponent(callback)}`,
+      {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${key}`,
+          'content-type': 'application/json',
+          traceparent: parent.traceparent,
+        },
+        body: '{}',
+      },
+    )
     expect(response.status).toBe(202)
     const { job_id: jobId } = (await response.json()) as { job_id: string }
     // The hand-off and the job's run: both named for the tool, the run ending after the answer.
@@ -139,6 +161,12 @@ describe('OpenTelemetry traces', () => {
       name: 'execute_tool list_files',
       attributes: { 'toolport.job.id': jobId, 'toolport.outcome': 'ok' },
     })
+    // Its webhook carries the trace too (the job's context: the hand-off span).
+    for (let wait = 0; !target.hits.some((hit) => hit.url === '/hook') && wait < 600; wait++) {
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    const hook = target.hits.find((hit) => hit.url === '/hook')
+    expect(hook?.headers.traceparent).toBe(`00-${parent.traceId}-${handOff?.spanId}-01`)
   })
 
   it("sends the call's trace to a source's upstream, never to a URL a model asked for", async () => {
@@ -160,5 +188,28 @@ describe('OpenTelemetry traces', () => {
     )
     expect(fetched.status).toBe(200)
     expect(target.hits.at(-1)?.headers.traceparent).toBeUndefined()
+  })
+
+  it('tells approvers in the trace of the call that asked, and runs the approved call in that trace', async () => {
+    const parent = newParent()
+    await server.call('write_file', { path: 'gated.txt', content: 'x' }, { key })
+    const pending = await server.call(
+      'delete_file',
+      { path: 'gated.txt' },
+      { key: gatedKey, headers: { traceparent: parent.traceparent } },
+    )
+    expect(pending.status).toBe(202)
+    for (let wait = 0; !target.hits.some((hit) => hit.url === '/approvals') && wait < 600; wait++) {
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    expect(target.hits.find((hit) => hit.url === '/approvals')?.headers.traceparent).toBe(parent.traceparent)
+    const decided = await fetch(`${server.url}/v1/approvals/${pending.body.approval_id}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${approverKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ decision: 'approve' }),
+    })
+    expect(decided.status).toBe(200)
+    const spans = await receiver.spansUntil(parent.traceId, 'execute_tool delete_file')
+    expect(spans.find((span) => span.name === 'execute_tool delete_file')?.parentSpanId).toBe(parent.spanId)
   })
 })
