@@ -61,15 +61,20 @@ export async function otelTracing(
   const kinds = { server: SpanKind.SERVER, internal: SpanKind.INTERNAL, client: SpanKind.CLIENT } as const
 
   function wrap(span: Span): TraceSpan {
-    const own = trace.setSpan(ROOT_CONTEXT, span)
+    // The span's context is made only for a child or a carrier: most spans (storage requests) have neither.
+    let own: Context | undefined
+    const context = () => {
+      own ??= trace.setSpan(ROOT_CONTEXT, span)
+      return own
+    }
     return {
       recording: span.isRecording(),
       setAttributes: (attributes) => span.setAttributes(defined(attributes)),
       child: (name, attributes = {}, kind = 'internal') =>
-        wrap(tracer.startSpan(name, { kind: kinds[kind], attributes: defined(attributes) }, own)),
+        wrap(tracer.startSpan(name, { kind: kinds[kind], attributes: defined(attributes) }, context())),
       carrier() {
         const carrier: Record<string, string> = {}
-        propagator.inject(own, carrier, defaultTextMapSetter)
+        propagator.inject(context(), carrier, defaultTextMapSetter)
         return carrier
       },
       fail(error) {
