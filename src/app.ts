@@ -2,11 +2,13 @@ import { OpenAPIHono } from '@hono/zod-openapi'
 import type { Context } from 'hono'
 import type { JWK } from 'jose'
 import { createApprovalStore } from './approvals/store'
+import { type AuditLog, createAuditLog } from './audit/audit-log'
 import { createAuthenticator, requiredApprovals } from './auth/authenticator'
 import { createTokenVerifier } from './auth/oauth/token-verifier'
 import { type Caller, createCaller } from './caller/caller'
 import { createCatalog } from './catalog/catalog'
 import type { Config } from './config/config'
+import { type Audit, noAudit } from './core/audit'
 import type { Logger } from './core/logger'
 import type { Metrics } from './core/metrics'
 import { ConfigError } from './core/settings'
@@ -33,6 +35,7 @@ import { registerJobRoutes } from './http/routes/jobs'
 import { registerMcpRoute } from './http/routes/mcp'
 import { registerMetricsRoute } from './http/routes/metrics'
 import { registerOpenApiRoute } from './http/routes/openapi'
+import { registerOperationRoutes } from './http/routes/operations'
 import { registerResourceMetadataRoutes } from './http/routes/resource-metadata'
 import { registerSourceManifestSchemaRoute } from './http/routes/source-schema'
 import { registerSourceRoutes } from './http/routes/sources'
@@ -49,6 +52,7 @@ import { selectTools } from './tools/builtins'
 import { noServices, type ToolServices } from './tools/services'
 import { withShellDefaults } from './tools/shell/configured'
 import type { Tool } from './tools/tool'
+import { createUsageLedger, type UsageLedger } from './usage/usage-meter'
 import { createTenantQuota } from './workspace/quota'
 
 export const serviceVersion = '0.1.0'
@@ -83,6 +87,11 @@ export interface AppDeps {
   fleet?: Fleet
   /** OpenTelemetry tracing (runtimes/otel-tracing.ts), when the OTEL_* variables turn it on; default off. */
   tracing?: Tracing
+  /**
+   * The audit log, when the runtime made it (createAppAudit) to share it with the built-in authorization
+   * server; otherwise the app makes its own as TOOLPORT_AUDIT says.
+   */
+  audit?: AuditLog | undefined
 }
 
 /** What a fleet engine lends the app (src/runtimes/fleet/redis-engine.ts implements it). */
@@ -129,6 +138,16 @@ export interface App {
   caller: Caller
   /** Undefined with sources off. */
   sources: SourceHost | undefined
+  /** The audit log (undefined with TOOLPORT_AUDIT=false). */
+  audit: AuditLog | undefined
+  /** Usage per tenant: the runtime flushes it after a Lambda invocation and closes it at shutdown. */
+  usage: UsageLedger | undefined
+}
+
+/** The audit log TOOLPORT_AUDIT asks for, in the service's bucket; undefined when it is off. */
+export function createAppAudit(config: Config, storage: ObjectStore, log: Logger): AuditLog | undefined {
+  if (!config.audit.enabled) return undefined
+  return createAuditLog({ storage, log, retentionDays: config.audit.retentionDays })
 }
 
 /** The portable Hono app: every runtime builds its deps and hands requests to it. No module state. */
@@ -173,6 +192,18 @@ export function createApp(deps: AppDeps): App {
     // The usage cache lives with this app, not in the module: two apps in one process never share it.
     quota: deps.services?.quota ?? (quotaBytes ? createTenantQuota({ limitBytes: quotaBytes }) : undefined),
   }
+  const auditLog = deps.audit ?? createAppAudit(config, storage, log)
+  const audit: Audit = auditLog ?? noAudit
+  // Usage is counted with the audit log's switch: both are what an operator keeps of every call.
+  const usage = config.audit.enabled
+    ? createUsageLedger({ storage, log, flushMs: config.audit.usageFlushMs })
+    : undefined
+  deps.metrics?.countUsage?.(() => usage?.totals() ?? [])
+  if (usage) {
+    deps.services?.browserSessions?.onEnded?.((tenant, seconds) =>
+      usage.add(tenant, { browserSessionSeconds: seconds }),
+    )
+  }
   const sources = deps.sources === false ? undefined : createAppSources(deps, builtins, services)
   const catalog = createCatalog(builtins, sources)
   const caller = createCaller({
@@ -182,6 +213,9 @@ export function createApp(deps: AppDeps): App {
     services,
     log,
     ...(deps.tracing ? { tracing: deps.tracing } : {}),
+    audit,
+    auditInputs: config.audit.inputs,
+    ...(usage ? { usage } : {}),
     approvals: {
       store: createApprovalStore(storage),
       ttlSeconds: config.approvals.ttlSeconds,
@@ -219,7 +253,7 @@ export function createApp(deps: AppDeps): App {
       ...(deps.vouchedOrigin ? { vouchedOrigin: deps.vouchedOrigin } : {}),
     }),
   )
-  const withKey = authenticate(authenticator, { noStore: true, oauthPublicUrl: oauth?.publicUrl })
+  const withKey = authenticate(authenticator, { noStore: true, oauthPublicUrl: oauth?.publicUrl, audit, log })
   app.use('/v1/*', (context, next) =>
     // Download links carry their own credential (the signed token), so a chat client can open them.
     context.req.path.startsWith('/v1/files/') ? next() : withKey(context, next),
@@ -253,7 +287,8 @@ export function createApp(deps: AppDeps): App {
     log,
   })
   registerApprovalRoutes(app, caller)
-  registerSourceRoutes(app, sources)
+  registerSourceRoutes(app, sources, audit)
+  registerOperationRoutes(app, { audit: auditLog, usage, storage })
   registerSourceManifestSchemaRoute(app)
   registerCatalogRoute(app, catalog)
   const contextDeps = {
@@ -283,7 +318,7 @@ export function createApp(deps: AppDeps): App {
   })
   registerFallbacks(app, catalog)
   app.onError((error, context) => handleError(error, context, log))
-  return { app, caller, sources }
+  return { app, caller, sources, audit: auditLog, usage }
 }
 
 /** With TOOLPORT_OAUTH_ISSUER: this resource's identifier and the issuer it trusts (the config checked both). */

@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest'
 const layers: ReadonlyArray<readonly string[]> = [
   ['core'],
   ['storage', 'net', 'browser', 'auth'],
-  ['sandbox', 'workspace', 'jobs', 'approvals'],
+  ['sandbox', 'workspace', 'jobs', 'approvals', 'audit', 'usage'],
   ['downloads'],
   ['tools'],
   ['catalog'],

@@ -31,6 +31,8 @@ export interface ApprovalPage {
   records: ApprovalRecord[]
   /** Present when more records follow: the id of the last record of this page. */
   cursor?: string
+  /** Pending calls this listing found expired and removed (each is removed, and so reported, once). */
+  expired: ApprovalRecord[]
 }
 
 export interface ApprovalStore extends JsonRecords<ApprovalRecord> {
@@ -70,7 +72,7 @@ export function createApprovalStore(storage: ObjectStore): ApprovalStore {
     } while (cursor && ids.length < maxListed)
     return ids.sort()
   }
-  return {
+  const store: ApprovalStore = {
     ...records,
     async take(tenant, id) {
       if (!isRecordId(id)) return undefined
@@ -93,14 +95,22 @@ export function createApprovalStore(storage: ObjectStore): ApprovalStore {
     async list(tenant, { limit, cursor, now }) {
       const ids = (await idsOf(tenant)).filter((id) => cursor === undefined || id > cursor)
       const page: ApprovalRecord[] = []
+      const expired: ApprovalRecord[] = []
       let last: string | undefined
       for (const id of ids) {
-        if (page.length === limit) return { records: page, ...(last ? { cursor: last } : {}) }
+        if (page.length === limit) return { records: page, expired, ...(last ? { cursor: last } : {}) }
         last = id
         const record = await records.load(tenant, id)
-        if (record && !record.taken_at && Date.parse(record.expires_at) > now.getTime()) page.push(record)
+        if (!record || record.taken_at) continue
+        if (Date.parse(record.expires_at) > now.getTime()) page.push(record)
+        else {
+          // Taken like a decision, exactly once across the fleet, so its expiry is told once.
+          const gone = await store.take(tenant, id)
+          if (gone) expired.push(gone)
+        }
       }
-      return { records: page }
+      return { records: page, expired }
     },
   }
+  return store
 }

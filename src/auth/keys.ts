@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { serviceAuditTenant } from '../core/audit'
 import { effects } from '../core/effects'
 import { type EgressPolicy, egressPolicySchema } from '../core/egress-policy'
 import { isValidIdentifier } from '../core/paths'
@@ -24,7 +25,11 @@ export interface ApiKey {
 
 const keyEntrySchema = z
   .object({
-    tenant: z.string().refine(isValidIdentifier, 'tenant must match [A-Za-z0-9._-]{1,64}'),
+    tenant: z
+      .string()
+      .refine(isValidIdentifier, 'tenant must match [A-Za-z0-9._-]{1,64}')
+      // Its admin would read every refused key's record (the audit chain of what names no tenant).
+      .refine((tenant) => tenant !== serviceAuditTenant, `tenant ${serviceAuditTenant} is reserved for the audit log`),
     key: z.string().min(16, 'keys must have at least 16 characters'),
     tools: z.array(z.string()).min(1).optional(),
     require_approval: z

@@ -121,10 +121,12 @@ export function assertToolAllowed(principal: Principal, tool: ScopedTool): void 
     throw new ToolError('permission_denied', `This token lacks the scope ${needed} to call ${tool.name}.`, {
       hint: `Sign in again and grant ${needed} (or tool:${tool.id ?? tool.name} for this tool alone).`,
       details: { error: 'insufficient_scope', scope: needed },
+      refusal: { kind: 'scope', target: tool.name },
     })
   }
   const allowed = [...(principal.tools ?? [])].sort().join(', ')
   throw new ToolError('permission_denied', `This key may not call ${tool.name}.`, {
     hint: `This key may call only: ${allowed}.`,
+    refusal: { kind: 'scope', target: tool.name },
   })
 }

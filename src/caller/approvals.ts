@@ -57,11 +57,15 @@ export interface ApprovalGateDeps {
   publicUrl: string | undefined
   /** TOOLPORT_APPROVAL_WEBHOOK_URL and the secret its posts are signed with. */
   webhook?: { url: string; secret: string | Uint8Array } | undefined
+  /** Told once of each pending call found expired (and removed): the audit log's approval.expired. */
+  onExpired?: ((record: ApprovalRecord) => Promise<void>) | undefined
   now?: () => Date
 }
 
 /** A decided approval: the call to run (approve), or nothing to run (reject). */
-export type Decision = { kind: 'rejected' } | { kind: 'approved'; record: ApprovalRecord; principal: Principal }
+export type Decision =
+  | { kind: 'rejected'; record: ApprovalRecord }
+  | { kind: 'approved'; record: ApprovalRecord; principal: Principal }
 
 export interface ApprovalGate {
   /**
@@ -165,9 +169,10 @@ export function createApprovalGate(deps: ApprovalGateDeps): ApprovalGate {
       const record = await deps.store.take(principal.tenant, id)
       if (!record) throw approvalNotFound(id)
       if (Date.parse(record.expires_at) <= now().getTime()) {
+        await deps.onExpired?.(record)
         throw approvalNotFound(id, `The approval expired at ${record.expires_at}; call the tool again to ask anew.`)
       }
-      if (decision === 'reject') return { kind: 'rejected' }
+      if (decision === 'reject') return { kind: 'rejected', record }
       // The caller that asked, with its tool scope; the approval is what lets it through.
       return {
         kind: 'approved',
@@ -183,6 +188,7 @@ export function createApprovalGate(deps: ApprovalGateDeps): ApprovalGate {
         cursor: options.cursor,
         now: now(),
       })
+      for (const record of page.expired) await deps.onExpired?.(record)
       return {
         approvals: page.records.map((record) => cardOf(record, originOf(options.origin))),
         ...(page.cursor ? { next_cursor: page.cursor } : {}),

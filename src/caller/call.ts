@@ -48,6 +48,8 @@ export interface CallRequest {
   trace?: TraceCarrier | undefined
   /** The transport's id of this call (an MCP request id), for gen_ai.tool.call.id. */
   callId?: string | undefined
+  /** The HTTP request's id (X-Request-Id), for the audit log. */
+  requestId?: string | undefined
 }
 
 /**
@@ -67,6 +69,7 @@ export interface Call {
   /** The caller's W3C trace context, kept with a job or an approval so the run joins the same trace. */
   readonly trace?: TraceCarrier | undefined
   readonly callId?: string | undefined
+  readonly requestId?: string | undefined
 }
 
 declare const admitted: unique symbol

@@ -2,9 +2,11 @@ import type { ApprovalStore } from '../approvals/store'
 import { assertToolAllowed, type Principal, type StoredPrincipal, storedPrincipal } from '../auth/principal'
 import type { Catalog } from '../catalog/catalog'
 import type { CatalogEntry } from '../catalog/entry'
+import { type Audit, type AuditEvent, noAudit, traceIdOf } from '../core/audit'
 import { isToolError, statusOf, ToolError } from '../core/errors'
 import type { Logger } from '../core/logger'
 import { noTracing, type SpanAttributes, type TraceCarrier, type TraceSpan, type Tracing } from '../core/tracing'
+import { type CallAccount, noUsage, type UsageMeter } from '../core/usage'
 import { type JobAccess, jobAccess } from '../jobs/access'
 import type { JobRunner } from '../jobs/runner'
 import type { JobRecord } from '../jobs/types'
@@ -42,6 +44,12 @@ export interface CallerDeps {
   jobs: Omit<CallJobsDeps, 'run' | 'storage' | 'log'>
   /** One span per call (runtimes/otel-tracing.ts); default: off. */
   tracing?: Tracing
+  /** The audit log (audit/audit-log.ts): refusals and approvals are told here; default: off. */
+  audit?: Audit
+  /** Put a refused or gated call's input in its audit record (TOOLPORT_AUDIT_INPUTS). */
+  auditInputs?: boolean
+  /** Usage per tenant (usage/usage-meter.ts): every call's tool, outcome and seconds; default: off. */
+  usage?: UsageMeter
 }
 
 /** What admit answers: the admitted call to run, or an answer instead of running it. */
@@ -84,7 +92,7 @@ export interface Caller {
     principal: Principal,
     id: string,
     decision: 'approve' | 'reject',
-    request: { origin: string | undefined; disconnect: Disconnect | undefined },
+    request: { origin: string | undefined; disconnect: Disconnect | undefined; requestId?: string | undefined },
   ): Promise<DecisionOutcome>
   /** Whether this key's calls of the tool wait for an approver (MCP's tools/list says so). */
   needsApproval(principal: Principal, entry: CatalogEntry): boolean
@@ -110,6 +118,9 @@ interface StoredCall {
 export function createCaller(deps: CallerDeps): Caller {
   const { catalog, storage, log, settings } = deps
   const tracing = deps.tracing ?? noTracing
+  const audit = deps.audit ?? noAudit
+  const usage = deps.usage ?? noUsage
+  const accounting = audit.enabled || usage.enabled
   const limits: ToolLimits = { maxFileBytes: settings.maxFileBytes, maxResponseChars: settings.maxResponseChars }
   // Synchronous calls get TOOLPORT_CALL_TIMEOUT_SECONDS unless the tool sets its own; jobs only the tool's.
   const syncLimits: ToolLimits = { ...limits, callTimeoutMs: settings.callTimeoutSeconds * 1000 }
@@ -153,7 +164,9 @@ export function createCaller(deps: CallerDeps): Caller {
       // The job's run is a span of the trace of the call that made it, wherever it runs.
       const span = callSpan(call, { 'toolport.job.id': job.id, 'toolport.job.attempt': job.attempt ?? 1 })
       try {
-        return await traced(span, tools.run(call, limits, controller, { span }))
+        const account = accountOf(call, span)
+        const work = tools.run(call, limits, controller, { span, ...(account ? { account: account.account } : {}) })
+        return await traced(span, metered(call, span, account, work))
       } finally {
         unsubscribe()
       }
@@ -163,6 +176,16 @@ export function createCaller(deps: CallerDeps): Caller {
   const tools = createToolRunner({ storage, log, services: { ...deps.services, jobs: access } })
   const gate = createApprovalGate({
     ...deps.approvals,
+    onExpired: (record) =>
+      audit.record({
+        tenant: record.tenant,
+        principal: 'system',
+        action: 'approval.expired',
+        target: record.id,
+        outcome: 'expired',
+        traceId: traceIdOf(record.trace?.traceparent),
+        details: { tool: record.tool, asked_by: record.principal.id, expires_at: record.expires_at },
+      }),
     limits: syncLimits,
     http: deps.services.http,
     dryRunContext: (call) => tools.dryRunContext(call, syncLimits),
@@ -173,6 +196,101 @@ export function createCaller(deps: CallerDeps): Caller {
     const entry = await catalog.resolve(principal.tenant, name)
     assertToolAllowed(principal, entry)
     return entry
+  }
+
+  /** The audit record of a call refused for scope, approval, policy or a connection (the error says which). */
+  async function auditRefusal(
+    principal: Principal,
+    tool: string,
+    error: unknown,
+    facts: { entry?: CatalogEntry; requestId?: string | undefined; traceId?: string | undefined; input?: unknown },
+  ): Promise<void> {
+    if (!audit.enabled || !isToolError(error) || !error.refusal) return
+    const { kind, target } = error.refusal
+    const uses = facts.entry?.tool.uses ?? []
+    const page = uses.includes('browser') || uses.includes('browserSessions')
+    const event: AuditEvent = {
+      tenant: principal.tenant,
+      principal: principal.id,
+      action: kind === 'connection' ? (page ? 'page.refused' : 'egress.refused') : 'call.refused',
+      target: kind === 'connection' ? target : tool,
+      outcome: 'refused',
+      requestId: facts.requestId,
+      traceId: facts.traceId,
+      details: {
+        reason: kind,
+        tool,
+        ...(kind !== 'connection' && target !== undefined && target !== tool ? { refused: target } : {}),
+        message: error.message.slice(0, 300),
+        ...(deps.auditInputs && facts.input !== undefined ? { input: inputText(facts.input) } : {}),
+      },
+    }
+    await audit.record(event)
+  }
+
+  /**
+   * What a running call's tool tells of its use and refusals, bound to its tenant; its audit records are
+   * kept before the call answers (settle).
+   */
+  function accountOf(call: Call, span: TraceSpan): { account: CallAccount; settle(): Promise<void> } | undefined {
+    if (!accounting) return undefined
+    const tenant = call.principal.tenant
+    const pending: Promise<void>[] = []
+    const account: CallAccount = {
+      used: (facts) => usage.add(tenant, facts),
+      refused(kind, target, reason) {
+        // A command can try thousands of hosts: the first 20 refusals of a call are each a record.
+        if (pending.length >= 20) return
+        pending.push(
+          audit.record({
+            tenant,
+            principal: call.principal.id,
+            action: kind === 'page' ? 'page.refused' : 'egress.refused',
+            target,
+            outcome: 'refused',
+            requestId: call.requestId,
+            traceId: traceOf(call, span),
+            details: { tool: call.entry.name, reason: reason.slice(0, 300) },
+          }),
+        )
+      },
+    }
+    return { account, settle: async () => void (await Promise.all(pending)) }
+  }
+
+  /** Counts the call (tool, outcome, seconds) and keeps what it refused, once it settles. */
+  function metered<T>(
+    call: Call,
+    span: TraceSpan,
+    account: { settle(): Promise<void> } | undefined,
+    work: Promise<T>,
+  ): Promise<T> {
+    if (!account) return work
+    const started = performance.now()
+    const tenant = call.principal.tenant
+    return work.then(
+      async (output) => {
+        usage.call(tenant, call.entry.name, 'ok', (performance.now() - started) / 1000)
+        await account.settle()
+        return output
+      },
+      async (error: unknown) => {
+        usage.call(
+          tenant,
+          call.entry.name,
+          isToolError(error) ? error.code : 'internal',
+          (performance.now() - started) / 1000,
+        )
+        await account.settle()
+        await auditRefusal(call.principal, call.entry.name, error, {
+          entry: call.entry,
+          requestId: call.requestId,
+          traceId: traceOf(call, span),
+          input: call.input,
+        })
+        throw error
+      },
+    )
   }
 
   /** The stored call as the key that asked: found by name again (a tool gone since is not_found), its scope checked again. */
@@ -194,9 +312,13 @@ export function createCaller(deps: CallerDeps): Caller {
 
   async function run(call: AdmittedCall, options: RunOptions = {}): Promise<RunOutcome> {
     if (!admitted.has(call)) {
-      throw new ToolError('permission_denied', `This key needs an approval to call ${call.entry.name}.`, {
-        hint: `Call POST /v1/tools/${call.entry.name}: it answers 202 pending_approval, and POST /v1/approvals/{id} runs the call.`,
-      })
+      throw await refusedBy(
+        call,
+        new ToolError('permission_denied', `This key needs an approval to call ${call.entry.name}.`, {
+          hint: `Call POST /v1/tools/${call.entry.name}: it answers 202 pending_approval, and POST /v1/approvals/{id} runs the call.`,
+          refusal: { kind: 'approval', target: call.entry.name },
+        }),
+      )
     }
     const asked = options.mode ?? 'sync'
     // A source's tool is bounded by its source's timeout: a synchronous call of it ends there (504)
@@ -225,10 +347,21 @@ export function createCaller(deps: CallerDeps): Caller {
       if (!handedOver) controller.abort(reason ?? new Error('client disconnected'))
     })
     const startedAt = Date.now()
+    const account = accountOf(call, span)
     // Ended when the work settles, which is after a hand-over for a call that went on as a job.
     const work = traced(
       span,
-      tools.run(call, syncLimits, controller, { emit: options.emit, client: options.client, span }),
+      metered(
+        call,
+        span,
+        account,
+        tools.run(call, syncLimits, controller, {
+          emit: options.emit,
+          client: options.client,
+          span,
+          ...(account ? { account: account.account } : {}),
+        }),
+      ),
     )
     if (mode === 'now' || syncTimeoutMs <= 0) {
       try {
@@ -258,13 +391,28 @@ export function createCaller(deps: CallerDeps): Caller {
     return outcome
   }
 
+  async function refusedBy(call: Call, error: ToolError): Promise<ToolError> {
+    await auditRefusal(call.principal, call.entry.name, error, {
+      entry: call.entry,
+      requestId: call.requestId,
+      traceId: traceIdOf(call.trace?.traceparent),
+    })
+    return error
+  }
+
   return {
     async assertAllowed(principal, tool) {
       await allowedTool(principal, tool)
     },
     async prepare(request) {
       const { principal } = request
-      const entry = await allowedTool(principal, request.tool)
+      const entry = await allowedTool(principal, request.tool).catch(async (error: unknown) => {
+        await auditRefusal(principal, request.tool, error, {
+          requestId: request.requestId,
+          traceId: traceIdOf(request.trace?.traceparent),
+        })
+        throw error
+      })
       request.found?.(entry)
       const input = parseInput(entry, await request.readInput(), catalog.inputSchema(entry))
       return {
@@ -277,17 +425,48 @@ export function createCaller(deps: CallerDeps): Caller {
         needsApproval: needsApproval(principal, entry.tool, { value: input }),
         ...(request.trace ? { trace: request.trace } : {}),
         ...(request.callId !== undefined ? { callId: request.callId } : {}),
+        ...(request.requestId !== undefined ? { requestId: request.requestId } : {}),
       }
     },
     async admit(call, options = {}) {
-      const answer = await gate.admit(call, { dryRun: options.dryRun === true })
+      const answer = await gate.admit(call, { dryRun: options.dryRun === true }).catch(async (error: unknown) => {
+        // A gated call's dry run can refuse it up front (a denied program, a blocked address).
+        if (isToolError(error)) await refusedBy(call, error)
+        throw error
+      })
+      if (answer.kind === 'pending_approval') {
+        await audit.record({
+          tenant: call.principal.tenant,
+          principal: call.principal.id,
+          action: 'approval.requested',
+          target: answer.pending.approval_id,
+          outcome: 'success',
+          requestId: call.requestId,
+          traceId: traceIdOf(call.trace?.traceparent),
+          details: {
+            tool: call.entry.name,
+            effect: call.entry.tool.effect,
+            ...(deps.auditInputs ? { input: inputText(call.input) } : {}),
+          },
+        })
+      }
       return answer.kind === 'run' ? { kind: 'run', call: admit(call) } : answer
     },
     run,
     async decide(principal, id, decision, request) {
       const decided = await gate.decide(principal, id, decision)
-      if (decided.kind === 'rejected') return { rejected: true }
       const { record } = decided
+      await audit.record({
+        tenant: principal.tenant,
+        principal: principal.id,
+        action: decided.kind === 'rejected' ? 'approval.rejected' : 'approval.approved',
+        target: id,
+        outcome: 'success',
+        requestId: request.requestId,
+        traceId: traceIdOf(record.trace?.traceparent),
+        details: { tool: record.tool, asked_by: record.principal.id },
+      })
+      if (decided.kind === 'rejected') return { rejected: true }
       const call = await restore({ ...record, origin: request.origin }).catch((error: unknown) => {
         if (error instanceof ToolError && error.code === 'not_found') {
           throw approvalNotFound(id, `The tool ${record.tool} is no longer in this tenant's catalog.`)
@@ -302,6 +481,17 @@ export function createCaller(deps: CallerDeps): Caller {
     jobs,
     jobAccess: access,
   }
+}
+
+/** The trace id an audit record of the call carries: its span's, else the one its caller sent. */
+function traceOf(call: Call, span: TraceSpan): string | undefined {
+  return traceIdOf((span.recording ? span.carrier().traceparent : undefined) ?? call.trace?.traceparent)
+}
+
+/** A call's input as an audit record may carry it (TOOLPORT_AUDIT_INPUTS): JSON, at most 2,000 characters. */
+function inputText(input: unknown): string {
+  const text = JSON.stringify(input) ?? 'null'
+  return text.length > 2000 ? `${text.slice(0, 1999)}…` : text
 }
 
 /** Ends `span` when `work` settles, with its outcome: ok, or the problem's code and status. */

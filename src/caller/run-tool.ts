@@ -1,6 +1,7 @@
 import { ToolError } from '../core/errors'
 import type { Logger } from '../core/logger'
 import type { TraceSpan } from '../core/tracing'
+import type { CallAccount } from '../core/usage'
 import type { ObjectStore } from '../storage/store'
 import { tracedStore } from '../storage/traced'
 import type { ToolServices } from '../tools/services'
@@ -30,6 +31,8 @@ export interface TransportParts {
   client?: ClientChannel | undefined
   /** The call's span (caller.ts); unset when tracing is off. */
   span?: TraceSpan | undefined
+  /** Where the tool tells what it used and refused (caller.ts); unset when usage and audit are off. */
+  account?: CallAccount | undefined
 }
 
 export function createToolRunner(deps: ToolRunnerDeps): ToolRunner {
@@ -50,6 +53,7 @@ export function createToolRunner(deps: ToolRunnerDeps): ToolRunner {
       principal,
       inlineImages: call.inlineImages,
       span: transport.span,
+      account: transport.account,
     }
   }
 

@@ -1,6 +1,7 @@
 import type { EgressPolicy } from '../core/egress-policy'
 import type { Logger } from '../core/logger'
 import type { TraceSpan } from '../core/tracing'
+import type { CallAccount } from '../core/usage'
 import type { JobViewer } from '../jobs/access'
 import type { ToolServices } from '../tools/services'
 import type { CallContext, ClientChannel, Tool, ToolEvent, ToolLimits } from '../tools/tool'
@@ -25,6 +26,7 @@ export interface ContextParts {
   principal: JobViewer
   inlineImages: boolean
   span: TraceSpan | undefined
+  account?: CallAccount | undefined
 }
 
 const ignore = () => {}
@@ -53,6 +55,7 @@ export class ToolCallContext implements CallContext {
   declare inlineImages?: boolean
   declare client?: ClientChannel
   declare span?: TraceSpan
+  declare account?: CallAccount
 
   constructor(parts: ContextParts, services: Partial<ToolServices>, controller: AbortController) {
     Object.assign(this, services)
@@ -67,6 +70,7 @@ export class ToolCallContext implements CallContext {
     if (parts.inlineImages) this.inlineImages = true
     if (parts.client) this.client = parts.client
     if (parts.span?.recording) this.span = parts.span
+    if (parts.account) this.account = parts.account
   }
 
   get signal(): AbortSignal {

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The `toolport` command (the package's bin): `toolport serve` and `toolport call TOOL`.
+// The `toolport` command (the package's bin): `toolport serve`, `toolport call TOOL` and `toolport audit TENANT`.
 import { text } from 'node:stream/consumers'
 import { createLocalTarget } from './local'
 import { runCli } from './run'
@@ -15,6 +15,19 @@ const code = await runCli(
   },
   {
     local: createLocalTarget,
+    async audit(env) {
+      const [{ createAuditLog }, { loadConfig }, { createStorage }, { toolNames }, { silentLogger }] =
+        await Promise.all([
+          import('../audit/audit-log'),
+          import('../config/config'),
+          import('../runtimes/node-service'),
+          import('../tools/builtins'),
+          import('../core/logger'),
+        ])
+      const config = loadConfig(env, { toolNames })
+      // Reading never prunes: retention is the service's.
+      return createAuditLog({ storage: await createStorage(config.storage), log: silentLogger, retentionDays: 0 })
+    },
     async serve(env) {
       // The Node runtime reads process.env and serves until a signal; --port and --host land there first.
       Object.assign(process.env, env)

@@ -1,4 +1,5 @@
 import { parseArgs, UsageError } from './args'
+import { type AuditLogFactory, auditCommand } from './audit'
 import { type CliIo, callCommand, type LocalTargetFactory } from './call'
 
 export const usage = `toolport: tool execution for LLM platforms and CI
@@ -6,6 +7,8 @@ export const usage = `toolport: tool execution for LLM platforms and CI
 Usage:
   toolport serve [--port N] [--host ADDRESS]     start the HTTP service (configured by TOOLPORT_* variables)
   toolport call TOOL [options] [--PARAM VALUE …]   run one tool and print its JSON result
+  toolport audit TENANT [--verify] [--action A] [--limit N] [--after N | --before N]
+                                                 read (or verify) a tenant's audit log in the bucket
 
 Call options:
   --url URL            a running toolport (or TOOLPORT_URL); without it the tool runs in this process
@@ -17,12 +20,16 @@ Call options:
   --PARAM VALUE        one input field, typed by the tool's schema (e.g. --path a.txt --start-line 3);
                        arrays and objects take JSON; these override --input
 
+Audit reads the bucket the TOOLPORT_* variables name; the tenant _service holds refusals of keys that
+name no tenant. --verify prints what the check found and exits 1 if the chain has a problem.
+
 Exit status: 0 success, 1 the tool failed (the problem is printed on stderr), 2 wrong usage.
 `
 
 export interface CliDeps {
   local: LocalTargetFactory
   serve: (env: Record<string, string | undefined>) => Promise<void>
+  audit: AuditLogFactory
 }
 
 export async function runCli(argv: readonly string[], io: CliIo, deps: CliDeps): Promise<number> {
@@ -34,6 +41,7 @@ export async function runCli(argv: readonly string[], io: CliIo, deps: CliDeps):
       return command === undefined && !args.options.has('help') ? 2 : 0
     }
     if (command === 'call') return await callCommand(args, io, deps.local)
+    if (command === 'audit') return await auditCommand(args, io, deps.audit)
     if (command === 'serve') {
       const port = args.options.get('port')?.at(-1)
       const host = args.options.get('host')?.at(-1)

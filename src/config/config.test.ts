@@ -107,6 +107,12 @@ describe('parseKeysFile', () => {
     ).toThrow(/unknown tool nope/)
   })
 
+  it('refuses the tenant name the audit log keeps for refusals that name no tenant', () => {
+    expect(() => parseKeysFile(JSON.stringify([{ tenant: '_service', key: 'k'.repeat(20), admin: true }]))).toThrow(
+      /_service is reserved/,
+    )
+  })
+
   it('explains malformed files', () => {
     expect(() => parseKeysFile('{')).toThrow(/not valid JSON/)
     expect(() => parseKeysFile('[{"tenant":"t"}]')).toThrow(/key/)

@@ -1,4 +1,5 @@
 import { approvalSettings } from '../approvals/settings'
+import { auditSettings } from '../audit/settings'
 import type { ApiKey } from '../auth/keys'
 import { type OAuthServerSettings, oauthServerSettings } from '../auth/oauth/server-settings'
 import { oauthSettings } from '../auth/oauth/settings'
@@ -55,6 +56,7 @@ export const settingsDeclarations = {
   jobs: jobSettings,
   fleet: fleetSettings,
   approvals: approvalSettings,
+  audit: auditSettings,
 } as const
 
 type Declarations = typeof settingsDeclarations

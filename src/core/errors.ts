@@ -84,6 +84,17 @@ export interface ToolErrorOptions {
    * its setup, not a failure, so the 503 is not logged as an error on every call.
    */
   notOffered?: boolean
+  /**
+   * What kind of refusal this is, for the audit log (never sent to callers): the key's scope, a missing
+   * approval, a policy (command, egress asked beyond the key's), or a connection the address rules refused.
+   */
+  refusal?: Refusal
+}
+
+export interface Refusal {
+  kind: 'scope' | 'approval' | 'policy' | 'connection'
+  /** What was refused: a tool, a host. */
+  target?: string
 }
 
 export class ToolError extends Error {
@@ -93,6 +104,7 @@ export class ToolError extends Error {
   readonly headers: Record<string, string> | undefined
   readonly origin: ToolErrorOptions['origin']
   readonly notOffered: boolean
+  readonly refusal: Refusal | undefined
 
   constructor(code: ErrorCode, message: string, options: ToolErrorOptions = {}) {
     super(message, { cause: options.cause })
@@ -103,6 +115,7 @@ export class ToolError extends Error {
     this.headers = options.headers
     this.origin = options.origin
     this.notOffered = options.notOffered === true
+    this.refusal = options.refusal
   }
 
   get status(): number {

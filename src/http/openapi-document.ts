@@ -3,6 +3,7 @@ import type { CatalogEntry } from '../catalog/entry'
 import type { Tool } from '../tools/tool'
 import { decideApproval, listApprovals, showApproval } from './routes/approvals'
 import { cancelJob, getJob } from './routes/jobs'
+import { operationRoutes } from './routes/operations'
 import { sourceRoutes } from './routes/sources'
 import { toolRoute } from './routes/tool-route'
 
@@ -141,7 +142,7 @@ function generated(builtins: readonly Tool[], options: DocumentOptions): OpenApi
   registry.registerPath(listApprovals)
   registry.registerPath(showApproval)
   registry.registerPath(decideApproval)
-  if (options.admin) for (const route of sourceRoutes) registry.registerPath(route)
+  if (options.admin) for (const route of [...sourceRoutes, ...operationRoutes]) registry.registerPath(route)
   registry.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',
     scheme: 'bearer',

@@ -28,6 +28,7 @@ export function refused(target: string, reason: string): ToolError {
   return new ToolError('permission_denied', `Refusing to connect to ${target}: ${reason}.`, {
     hint: refusedHint,
     details: { field: 'url' },
+    refusal: { kind: 'connection', target },
   })
 }
 

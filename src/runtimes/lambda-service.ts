@@ -157,7 +157,7 @@ export async function startLambdaService(
       ? await (await import('./oauth-server/lambda-mount')).lambdaOAuthServer(config, storage, log)
       : undefined
   const tracing = await tracingFromEnv(env)
-  const { app, caller } = createApp({
+  const { app, caller, usage } = createApp({
     config,
     storage,
     log,
@@ -170,14 +170,17 @@ export async function startLambdaService(
     ...(shellProblem ? { shellProblem } : {}),
     sources: nodeSourceRuntime(config, env, services, { keepWarm: false }),
   })
+  const flush = async () => {
+    await Promise.all([tracing?.flush().catch(() => {}), usage?.flush().catch(() => {})])
+  }
   return {
     fetch: async (request, fetchEnv) => {
       const response = await app.fetch(request, fetchEnv)
-      // An execution environment freezes once the response is sent: the call's spans go out first.
-      await tracing?.flush().catch(() => {})
+      // An execution environment freezes once the response is sent: the call's spans and usage go out first.
+      await flush()
       return response
     },
-    flush: () => tracing?.flush().catch(() => {}) ?? Promise.resolve(),
+    flush,
     jobs: caller.jobs,
     // Lambda retries an asynchronous event at most twice: three runs at most, whatever the setting says.
     jobAttempts: Math.min(config.fleet.jobAttempts, 3),

@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client'
-import type { Metrics } from '../core/metrics'
+import type { Metrics, TenantUsage } from '../core/metrics'
 import type { ToolServices } from '../tools/services'
 
 /** prom-client metrics of one service instance; a fresh Registry, never the global default one. */
@@ -18,6 +18,59 @@ export function createNodeMetrics(services: () => Partial<ToolServices>): Metric
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
     registers: [registry],
   })
+  let usage: () => readonly TenantUsage[] = () => []
+  new Counter({
+    name: 'toolport_tenant_calls_total',
+    help: "Each tenant's tool calls by tool and outcome, counted by this instance (GET /v1/usage sums the fleet's).",
+    labelNames: ['tenant', 'tool', 'outcome'],
+    registers: [registry],
+    collect() {
+      this.reset()
+      for (const entry of usage()) {
+        for (const [tool, outcomes] of Object.entries(entry.calls)) {
+          for (const [outcome, count] of Object.entries(outcomes))
+            this.inc({ tenant: entry.tenant, tool, outcome }, count)
+        }
+      }
+    },
+  })
+  const usageSums = [
+    ['tool_seconds', 'toolport_tenant_tool_seconds_total', 'Seconds tool calls took, by tenant.'],
+    [
+      'sandbox_cpu_seconds',
+      'toolport_tenant_sandbox_cpu_seconds_total',
+      'CPU seconds of sandboxed commands, by tenant.',
+    ],
+    [
+      'browser_session_seconds',
+      'toolport_tenant_browser_session_seconds_total',
+      'Seconds browser sessions were open, by tenant.',
+    ],
+    [
+      'egress_bytes_out',
+      'toolport_tenant_egress_bytes_out_total',
+      'Bytes sandboxed commands sent through the egress proxy, by tenant.',
+    ],
+    [
+      'egress_bytes_in',
+      'toolport_tenant_egress_bytes_in_total',
+      'Bytes sandboxed commands received through the egress proxy, by tenant.',
+    ],
+    ['fetch_bytes_out', 'toolport_tenant_fetch_bytes_out_total', 'Bytes outbound fetches sent, by tenant.'],
+    ['fetch_bytes_in', 'toolport_tenant_fetch_bytes_in_total', 'Bytes outbound fetches received, by tenant.'],
+  ] as const
+  for (const [field, name, help] of usageSums) {
+    new Counter({
+      name,
+      help,
+      labelNames: ['tenant'],
+      registers: [registry],
+      collect() {
+        this.reset()
+        for (const entry of usage()) this.inc({ tenant: entry.tenant }, entry[field])
+      },
+    })
+  }
   const storageErrors = new Counter({
     name: 'toolport_storage_errors_total',
     help: 'Calls that failed because storage was unavailable.',
@@ -101,8 +154,20 @@ export function createNodeMetrics(services: () => Partial<ToolServices>): Metric
     recordStorageError() {
       storageErrors.inc()
     },
-    async render() {
-      return { contentType: registry.contentType, body: await registry.metrics() }
+    countUsage(totals) {
+      usage = totals
+    },
+    async render(options = {}) {
+      const body = await registry.metrics()
+      const { tenant } = options
+      if (tenant === undefined) return { contentType: registry.contentType, body }
+      // Tenant names are identifiers ([A-Za-z0-9._-]): the label needs no unescaping to compare.
+      const own = `tenant="${tenant}"`
+      const shown = body
+        .split('\n')
+        .filter((line) => !line.startsWith('toolport_tenant_') || line.includes(own))
+        .join('\n')
+      return { contentType: registry.contentType, body: shown }
     },
   }
 }

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { dirname, join, resolve } from 'node:path'
 import type { OpenAPIHono } from '@hono/zod-openapi'
-import { createApp } from '../app'
+import { createApp, createAppAudit } from '../app'
 import { type Config, loadConfig } from '../config/config'
 import type { Logger } from '../core/logger'
 import type { AppEnv } from '../http/env'
@@ -32,7 +32,8 @@ export interface NodeService {
   close(): Promise<void>
 }
 
-async function createStorage(settings: StorageSettings): Promise<ObjectStore> {
+/** The bucket the settings name (also what `toolport audit` reads). */
+export async function createStorage(settings: StorageSettings): Promise<ObjectStore> {
   switch (settings.driver) {
     case 'memory':
       return createMemoryStorage()
@@ -96,17 +97,20 @@ export async function startNodeService(
     ...options,
     ...(fleet ? { sessionRegistry: fleet.sessions } : {}),
   })
+  // Shared with the built-in authorization server, whose sign-ins it keeps.
+  const audit = createAppAudit(config, storage, log)
   // oidc-provider loads only with the built-in server configured.
   const oauthServer =
     config.oauth.issuer === 'builtin'
-      ? await (await import('./oauth-server/mount')).nodeOAuthServer(config, storage, log, fleet)
+      ? await (await import('./oauth-server/mount')).nodeOAuthServer(config, storage, log, fleet, audit)
       : undefined
   const tracing = await tracingFromEnv(env)
   if (tracing) log.info('tracing: OpenTelemetry over OTLP/HTTP')
-  const { app, sources, caller } = createApp({
+  const { app, sources, caller, usage } = createApp({
     config,
     storage,
     log,
+    audit,
     ...(tracing ? { tracing } : {}),
     ...(oauthServer ? { oauthServer } : {}),
     docsAssets: swaggerUiAssets(),
@@ -140,6 +144,7 @@ export async function startNodeService(
       await sources?.close()
       await fleet?.close()
       await closeServices()
+      await usage?.close().catch(() => {})
       // What is still buffered goes out before the process ends.
       await tracing?.flush().catch(() => {})
     },

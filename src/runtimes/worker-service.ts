@@ -68,7 +68,7 @@ export async function startWorkerService(env: Record<string, unknown>, log: Logg
   // Jobs run in the Queue consumer (this Worker's queue handler), never in the isolate that answered
   // 202: it may stop once its response is out.
   const queue = env[jobQueueBinding]
-  const { app, caller } = createApp({
+  const { app, caller, usage } = createApp({
     config,
     storage: createR2Storage(bucket),
     log,
@@ -88,7 +88,12 @@ export async function startWorkerService(env: Record<string, unknown>, log: Logg
   })
   const deadLetterQueue = env[deadLetterQueueVar]
   return {
-    fetch: (request, fetchEnv) => app.fetch(request, fetchEnv),
+    fetch: async (request, fetchEnv) => {
+      const response = await app.fetch(request, fetchEnv)
+      // An isolate may stop once its response is out: what the request counted is written first.
+      await usage?.flush().catch(() => {})
+      return response
+    },
     jobs: caller.jobs,
     jobAttempts: config.fleet.jobAttempts,
     deadLetterQueue: typeof deadLetterQueue === 'string' && deadLetterQueue !== '' ? deadLetterQueue : undefined,

@@ -22,7 +22,17 @@ describe('the storage key layout', () => {
   it('names every top-level prefix of the bucket once', () => {
     const tops = storageLayout.map((entry) => entry.pattern.split('/')[0])
     expect(new Set(tops)).toEqual(
-      new Set(['tenants', 'approvals', 'sources', 'sync-markers', 'oauth', 'mcp-sessions', '.toolport-tmp']),
+      new Set([
+        'tenants',
+        'approvals',
+        'sources',
+        'sync-markers',
+        'oauth',
+        'mcp-sessions',
+        'audit',
+        'usage',
+        '.toolport-tmp',
+      ]),
     )
   })
 
@@ -37,6 +47,8 @@ describe('the storage key layout', () => {
       'usage.json',
       'jobs/',
       'mcp-sessions/',
+      'audit/',
+      'usage/',
     ]
     const offenders: string[] = []
     for (const file of sourceFiles('src')) {

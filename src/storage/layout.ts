@@ -63,6 +63,22 @@ export const mcpSessionKeys = {
   record: (tenant: string, id: string) => `mcp-sessions/${tenant}/${id}.json`,
 }
 
+export const auditKeys = {
+  /** Every tenant's chain sits below this one (audit/{tenant}/). */
+  all: 'audit/',
+  folder: (tenant: string) => `audit/${tenant}/`,
+  /** One event, by its place in the tenant's chain: zero-padded, so keys sort as the chain runs. */
+  record: (tenant: string, seq: number) => `audit/${tenant}/${String(seq).padStart(12, '0')}.json`,
+  /** Where the chain ended when last written: a hint for appenders, and what verification checks the end against. */
+  head: (tenant: string) => `audit/${tenant}/head.json`,
+}
+
+export const usageKeys = {
+  /** One instance's counts of a tenant's day, written only by that instance (no two writers). */
+  day: (tenant: string, day: string) => `usage/${tenant}/${day}/`,
+  instance: (tenant: string, day: string, instance: string) => `usage/${tenant}/${day}/${instance}.json`,
+}
+
 export const storageLayout: readonly LayoutEntry[] = [
   {
     pattern: 'tenants/{tenant}/workspaces/{workspace}/{path}',
@@ -127,6 +143,22 @@ export const storageLayout: readonly LayoutEntry[] = [
     what: 'an MCP session of a 2025 client (`Mcp-Session-Id`): its key, expiry and the resources it subscribed to, with the version of each it was last told of ([platforms.md](platforms.md#an-mcp-client))',
     writes:
       'created if absent at initialize; compare-and-swap by subscribe, unsubscribe and the stream that tells of a change (once per change, on whichever instance); deleted by DELETE /mcp. A lifecycle rule may expire the prefix after a day',
+  },
+  {
+    pattern: 'audit/{tenant}/{seq}.json',
+    what: "the tenant's audit log: one event each, carrying the hash of the one before ([operations.md](operations.md#audit-log)); `_service` holds refusals of keys that name no tenant",
+    writes:
+      'created if absent (the key is the place in the chain: of two instances one gets it, the other takes the next); deleted only by retention',
+  },
+  {
+    pattern: 'audit/{tenant}/head.json',
+    what: 'where the chain ended when last written (seq and hash)',
+    writes: 'compare-and-swap, only ever forward',
+  },
+  {
+    pattern: 'usage/{tenant}/{day}/{instance}.json',
+    what: "one instance's usage counts of a tenant's day ([operations.md](operations.md#usage)); `GET /v1/usage` sums every instance's",
+    writes: 'put by that instance alone, every few seconds while it counts',
   },
   {
     pattern: '.toolport-tmp/…',

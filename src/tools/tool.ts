@@ -3,6 +3,7 @@ import type { Effect } from '../core/effects'
 import type { EgressPolicy } from '../core/egress-policy'
 import type { Logger } from '../core/logger'
 import type { TraceSpan } from '../core/tracing'
+import type { CallAccount } from '../core/usage'
 import type { JobViewer } from '../jobs/access'
 import type { Workspace } from '../workspace/workspace'
 import type { ToolServices } from './services'
@@ -72,6 +73,8 @@ export interface CallContext {
    * carrier (traceparent) to its own upstream. Never to a URL a model asked for (http_fetch, pages).
    */
   span?: TraceSpan
+  /** Where the tool tells what it used and refused (usage per tenant, the audit log); unset: neither is kept. */
+  account?: CallAccount
 }
 
 /** What a tool's run gets: the call, and the services it declared (`uses`), no others. */

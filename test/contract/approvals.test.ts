@@ -36,7 +36,10 @@ async function snapshot(storage: ObjectStore): Promise<Record<string, string>> {
   let cursor: string | undefined
   do {
     const page = await storage.list('', cursor ? { cursor } : {})
-    for (const object of page.objects) entries[object.key] = object.etag
+    // The audit log and usage record that a decision happened; the data is what must not change.
+    for (const object of page.objects) {
+      if (!object.key.startsWith('audit/') && !object.key.startsWith('usage/')) entries[object.key] = object.etag
+    }
     cursor = page.cursor
   } while (cursor)
   return entries

@@ -178,12 +178,21 @@ describe('sign-in through the operator’s OpenID Connect provider', () => {
     for (const secret of secrets) expect(logged.join('\n')).not.toContain(secret)
     // Nor the query strings that carry codes and states (the provider's return among them).
     expect(logged.join('\n')).not.toMatch(/[?&](code|state)=/)
+    // The tenant's audit log keeps the sign-in, naming the person by digest only.
+    const audited = await server.audit?.page('acme', { limit: 10, filter: { action: 'auth.signed_in' } })
+    expect(audited?.records[0]).toMatchObject({
+      principal: expect.stringMatching(/^sso-[A-Za-z0-9_-]{22}$/),
+      target: clientId,
+      details: { method: 'upstream', provider: 'Example SSO' },
+    })
   })
 
   it('refuses people outside TOOLPORT_OAUTH_UPSTREAM_ALLOW, and a return to another browser or with a forged state', async () => {
     const outsider = await signInUpstream((await client('tools:read')).url, 'eve@elsewhere.org')
     expect(outsider.page.done).toBe(false)
     expect(outsider.page.html).toContain('may not use this toolport')
+    const refused = await server.audit?.page('_service', { limit: 10, filter: { action: 'auth.sign_in_refused' } })
+    expect(refused?.records[0]).toMatchObject({ outcome: 'refused', details: { method: 'upstream' } })
     // The provider's redirect back, replayed in a browser that did not start the sign-in.
     const browser = createCookieWalker()
     const { url } = await client('tools:read')

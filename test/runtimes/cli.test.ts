@@ -6,6 +6,7 @@ import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { createApp } from '../../src/app'
+import { createAuditLog } from '../../src/audit/audit-log'
 import type { CliIo } from '../../src/cli/call'
 import { runCli } from '../../src/cli/run'
 import { createTarget } from '../../src/cli/target'
@@ -40,6 +41,7 @@ const deps = {
   local: async () =>
     createTarget('http://127.0.0.1:8787', async (url, init) => localApp.request(url, init), undefined, fetch),
   serve: async () => {},
+  audit: async () => createAuditLog({ storage, log: silentLogger, retentionDays: 0 }),
 }
 
 describe('toolport call, in process', () => {

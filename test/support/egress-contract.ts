@@ -1,7 +1,7 @@
 import { networkInterfaces } from 'node:os'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { fixtureHost } from './egress-fixtures'
-import type { EgressHarness } from './egress-harness'
+import type { EgressHarness, HostRecord } from './egress-harness'
 import { curl, nodeFetch, nodeViaProxy, python } from './egress-scripts'
 import type { TestServer } from './server'
 
@@ -88,6 +88,12 @@ export function egressContract(harness: EgressHarness): void {
       expect(record).toMatchObject({ allowed: 3, refused: 0 })
       expect(record?.bytes_in).toBeGreaterThan(500)
       expect(result.body.egress.policy.allow).toContain(`${fixtureHost}:${harness.fixtures.https}`)
+      // The tenant's usage counts what its commands' egress received (this is the server's first command).
+      const received = result.body.egress.hosts.reduce((sum: number, host: HostRecord) => sum + host.bytes_in, 0)
+      const usage = server.usage?.totals().find((entry) => entry.tenant === 'acme')
+      expect(usage?.egress_bytes_in).toBeGreaterThanOrEqual(received * 0.9)
+      expect(usage?.egress_bytes_in).toBeLessThanOrEqual(received * 1.1)
+      expect(usage?.egress_bytes_out).toBeGreaterThan(0)
     })
 
     it('refuses every other host, port, raw address, metadata, IPv6, IPv4-mapped and private resolution', async () => {
@@ -142,6 +148,11 @@ export function egressContract(harness: EgressHarness): void {
       }
       expect(result.body.hint).toMatch(/refused/)
       expect(harness.fixtures.hits.get(harness.fixtures.forbidden)?.length).toBe(forbiddenBefore)
+      // Each refused host is in the tenant's audit log, with the call's tool.
+      const audited = await server.audit?.page('acme', { limit: 100, filter: { action: 'egress.refused' } })
+      const hosts = audited?.records.map((entry) => entry.target)
+      for (const [, host] of attempts) expect(hosts, host).toContain(host)
+      expect(audited?.records[0]?.details).toMatchObject({ tool: 'execute_command' })
     })
 
     it('leaves a program that ignores the proxy variables no way out', async () => {

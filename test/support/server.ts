@@ -3,7 +3,8 @@ import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { serve } from '@hono/node-server'
-import { createApp, type SourceRuntime } from '../../src/app'
+import { createApp, createAppAudit, type SourceRuntime } from '../../src/app'
+import type { AuditLog } from '../../src/audit/audit-log'
 import type { ApiKey } from '../../src/auth/keys'
 import type { Caller } from '../../src/caller/caller'
 import { loadConfig } from '../../src/config/config'
@@ -19,6 +20,7 @@ import type { ObjectStore } from '../../src/storage/store'
 import { toolNames } from '../../src/tools/builtins'
 import type { ToolServices } from '../../src/tools/services'
 import type { Tool } from '../../src/tools/tool'
+import type { UsageLedger } from '../../src/usage/usage-meter'
 import { createResponseCheck } from './response-check'
 
 export interface TestServer {
@@ -29,6 +31,10 @@ export interface TestServer {
   sources: SourceHost | undefined
   /** The app's caller, for what no transport lets a client do (run a call that skipped admission). */
   caller: Caller
+  /** The app's audit log (undefined with TOOLPORT_AUDIT=false). */
+  audit: AuditLog | undefined
+  /** The app's usage ledger: a suite flushes it to read what another instance sees. */
+  usage: UsageLedger | undefined
   /** POSTs JSON to a tool and returns status, headers and parsed body. */
   call(tool: string, body: unknown, options?: CallOptions): Promise<CallResult>
   stop(): Promise<void>
@@ -92,16 +98,25 @@ export async function startTestServer(
   })
   if (options.shell && !node.services.shell) throw new Error(`no sandbox for the test server: ${node.shellProblem}`)
   const services = { ...node.services, ...options.services }
+  // One audit log for the app and the authorization server, as the Node service makes it.
+  const sharedAudit = createAppAudit(config, storage, log)
   const oauthServer =
     config.oauth.issuer === 'builtin'
-      ? await (await import('../../src/runtimes/oauth-server/mount')).nodeOAuthServer(config, storage, log)
+      ? await (await import('../../src/runtimes/oauth-server/mount')).nodeOAuthServer(
+          config,
+          storage,
+          log,
+          undefined,
+          sharedAudit,
+        )
       : undefined
   // Tracing as the Node service turns it on: from the OTEL_* variables a suite passes.
   const tracing = await tracingFromEnv(env)
-  const { app, caller, sources } = createApp({
+  const { app, caller, sources, audit, usage } = createApp({
     config,
     storage,
     log,
+    audit: sharedAudit,
     ...(tracing ? { tracing } : {}),
     ...(oauthServer ? { oauthServer } : {}),
     ...(options.tools ? { tools: options.tools } : {}),
@@ -136,6 +151,8 @@ export async function startTestServer(
     dataDir,
     sources,
     caller,
+    audit,
+    usage,
     async call(tool, body, callOptions = {}) {
       const query = callOptions.workspace === undefined ? '' : `?workspace=${encodeURIComponent(callOptions.workspace)}`
       const response = await fetch(`${url}/v1/tools/${tool}${query}`, {
@@ -163,6 +180,8 @@ export async function startTestServer(
         throw new Error(`responses that openapi/openapi.json does not describe:\n${responses.violations.join('\n')}`)
       }
       folder?.close()
+      // Usage written after the folder is gone would make it again.
+      await usage?.close()
       await sources?.close()
       await tracing?.flush()
       // A suite that rendered a PDF started Chromium: stop it with the server.

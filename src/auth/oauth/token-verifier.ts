@@ -1,4 +1,5 @@
 import { createLocalJWKSet, createRemoteJWKSet, errors, type JWK, type JWTPayload, jwtVerify } from 'jose'
+import { serviceAuditTenant } from '../../core/audit'
 import type { Effect } from '../../core/effects'
 import { isValidIdentifier } from '../../core/paths'
 import type { Principal } from '../principal'
@@ -136,7 +137,7 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
   async function principalOf(claims: Record<string, unknown>): Promise<Principal> {
     const named = claims[settings.tenantClaim]
     const tenant = typeof named === 'string' ? named : settings.tenant
-    if (tenant === undefined || !isValidIdentifier(tenant)) {
+    if (tenant === undefined || !isValidIdentifier(tenant) || tenant === serviceAuditTenant) {
       throw invalidToken(`it names no tenant (claim ${settings.tenantClaim})`)
     }
     // RFC 7662 makes `sub` optional: a token a client got for itself (client credentials) is its client's.

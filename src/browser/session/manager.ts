@@ -56,6 +56,7 @@ export function createBrowserSessions(options: SessionManagerOptions): BrowserSe
   const instanceId = settings.instanceId ?? newInstanceId()
   const held = new Map<string, Held>()
   const ended = new Map<string, { tenant: string; reason: string }>()
+  const endListeners: ((tenant: string, seconds: number) => void)[] = []
   let sweeper: ReturnType<typeof setInterval> | undefined
   const registry = options.registry
   registry?.join(instanceId, () => [...held].map(([id, entry]) => ({ id, tenant: entry.tenant })))
@@ -71,6 +72,7 @@ export function createBrowserSessions(options: SessionManagerOptions): BrowserSe
     held.delete(id)
     registry?.release(entry.tenant, id)
     tombstone(id, entry.tenant, reason)
+    for (const listener of endListeners) listener(entry.tenant, Math.max(0, now() - entry.openedAt) / 1000)
     if (held.size === 0 && sweeper) {
       clearInterval(sweeper)
       sweeper = undefined
@@ -269,6 +271,9 @@ export function createBrowserSessions(options: SessionManagerOptions): BrowserSe
     async close(tenant, id) {
       find(tenant, id)
       await end(id, 'it was closed with browser_close')
+    },
+    onEnded(listener) {
+      endListeners.push(listener)
     },
     async closeAll() {
       await Promise.all([...held.keys()].map((id) => end(id, 'the service shut down')))

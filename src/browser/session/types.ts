@@ -112,4 +112,6 @@ export interface BrowserSessions {
   readonly evaluateAllowed: boolean
   readonly open_count: number
   closeAll(): Promise<void>
+  /** Tells `listener` of every session that ends (closed, idle, too old): its tenant and how long it was open. */
+  onEnded?(listener: (tenant: string, seconds: number) => void): void
 }

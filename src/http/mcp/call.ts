@@ -97,6 +97,7 @@ export async function callTool(request: McpCallRequest, link: ClientLink, mcp: M
       inlineImages: true,
       trace: request.trace,
       callId: request.id === undefined ? undefined : String(request.id),
+      requestId: context.get('requestId'),
       found: (entry) => {
         known = true
         labelCall(context, entry)

@@ -148,6 +148,7 @@ export function registerApprovalRoutes(app: OpenAPIHono<AppEnv>, caller: Caller)
     const outcome = await caller.decide(context.get('principal'), id, decision, {
       origin: context.get('linkOrigin'),
       disconnect: requestDisconnect(context),
+      requestId: context.get('requestId'),
     })
     if ('rejected' in outcome) return context.json({ status: 'rejected', approval_id: id } as never, 200)
     context.set('tool', outcome.tool)

@@ -1,5 +1,6 @@
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi'
 import type { Principal } from '../../auth/principal'
+import { type Audit, type AuditAction, noAudit } from '../../core/audit'
 import { ToolError } from '../../core/errors'
 import { sourceIdPattern } from '../../sources/declared'
 import type { SourceHost } from '../../sources/host/source-host'
@@ -159,9 +160,46 @@ function notFound(id: string): ToolError {
 }
 
 /** /v1/sources: what admin keys use to bring their tenant's own tools. */
-export function registerSourceRoutes(app: OpenAPIHono<AppEnv>, host: SourceHost | undefined): void {
-  const admin = async (context: { get(key: 'principal'): Principal }, next: () => Promise<void>) => {
-    assertAdmin(context.get('principal'))
+export function registerSourceRoutes(
+  app: OpenAPIHono<AppEnv>,
+  host: SourceHost | undefined,
+  audit: Audit = noAudit,
+): void {
+  const told = (
+    context: { get(key: 'principal'): Principal; get(key: 'requestId'): string },
+    action: AuditAction,
+    id: string,
+    details: Record<string, string | number | boolean | null> = {},
+  ) => {
+    const principal = context.get('principal')
+    return audit.record({
+      tenant: principal.tenant,
+      principal: principal.id,
+      action,
+      target: id,
+      outcome: 'success',
+      requestId: context.get('requestId'),
+      details,
+    })
+  }
+  const admin = async (
+    context: { get(key: 'principal'): Principal; get(key: 'requestId'): string; req: { method: string; path: string } },
+    next: () => Promise<void>,
+  ) => {
+    const principal = context.get('principal')
+    if (!principal.admin && context.req.method !== 'GET') {
+      // A key trying to change what its tenant's keys may call: kept, with what it tried.
+      await audit.record({
+        tenant: principal.tenant,
+        principal: principal.id,
+        action: 'call.refused',
+        target: context.req.path.slice(0, 200),
+        outcome: 'refused',
+        requestId: context.get('requestId'),
+        details: { reason: 'admin', method: context.req.method },
+      })
+    }
+    assertAdmin(principal)
     if (!host) {
       throw new ToolError('unavailable', 'This deployment serves built-in tools only.', {
         notOffered: true,
@@ -199,17 +237,21 @@ export function registerSourceRoutes(app: OpenAPIHono<AppEnv>, host: SourceHost 
       })
     }
     const { status, created } = await sources().put(tenant, id, context.req.valid('json'))
+    await told(context, created ? 'source.created' : 'source.changed', id, { kind: status.kind, status: status.status })
     return context.json(status, created ? 201 : 200)
   })
   app.openapi(patchSource, async (context) => {
     const { id } = context.req.valid('param')
-    const status = await sources().setEnabled(context.get('principal').tenant, id, context.req.valid('json').enabled)
+    const enabled = context.req.valid('json').enabled
+    const status = await sources().setEnabled(context.get('principal').tenant, id, enabled)
     if (!status) throw notFound(id)
+    await told(context, enabled ? 'source.enabled' : 'source.disabled', id, { kind: status.kind })
     return context.json(status, 200)
   })
   app.openapi(deleteSource, async (context) => {
     const { id } = context.req.valid('param')
     if (!(await sources().remove(context.get('principal').tenant, id))) throw notFound(id)
+    await told(context, 'source.removed', id)
     return context.body(null, 204)
   })
 }

@@ -57,6 +57,7 @@ export function registerToolRoutes(app: OpenAPIHono<AppEnv>, deps: ToolRouteDeps
       found: (entry) => labelCall(context, entry),
       // The caller's W3C trace context: the call's span joins that trace (when tracing is on).
       trace: carrierOf((name) => context.req.header(name)),
+      requestId: context.get('requestId'),
     })
     const admission = await caller.admit(call, { dryRun: query.data.dry_run === true })
     if (admission.kind === 'dry_run') {

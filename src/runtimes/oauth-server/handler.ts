@@ -6,6 +6,7 @@ import type { ApiKey } from '../../auth/keys'
 import { scopesSupported } from '../../auth/oauth/scopes'
 import type { StaticClient } from '../../auth/oauth/server-settings'
 import type { Principal } from '../../auth/principal'
+import { type Audit, serviceAuditTenant } from '../../core/audit'
 import type { Logger } from '../../core/logger'
 import type { RateLimit } from '../../core/rate-limit'
 import type { RateLimiter } from '../../http/middleware/rate-limit'
@@ -83,6 +84,8 @@ export async function createBuiltinOAuthServer(options: {
   /** Token and registration requests per client address (TOOLPORT_OAUTH_RATE_LIMIT). */
   rateLimit: { limit: RateLimit; limiter: RateLimiter }
   log: Logger
+  /** Where sign-ins and refused sign-ins are kept (the audit log). */
+  audit?: Audit
 }): Promise<BuiltinOAuthServer> {
   /**
    * What an account may give, found again on any instance: a key account by its key's digest (a key
@@ -165,8 +168,24 @@ export async function createBuiltinOAuthServer(options: {
         principal = await options.authenticator.authenticate(`Bearer ${key}`)
         if (principal.oauth) throw new Error('a token is not a key')
       } catch {
+        await options.audit?.record({
+          tenant: serviceAuditTenant,
+          principal: 'unknown',
+          action: 'auth.sign_in_refused',
+          target: String(details.params.client_id ?? '').slice(0, 200),
+          outcome: 'refused',
+          details: { reason: 'the key is not valid' },
+        })
         return send(response, 401, signIn('That key is not valid.'))
       }
+      await options.audit?.record({
+        tenant: principal.tenant,
+        principal: principal.id,
+        action: 'auth.signed_in',
+        target: String(details.params.client_id ?? '').slice(0, 200),
+        outcome: 'success',
+        details: { method: 'key' },
+      })
       return finish({ login: { accountId: accountIdOf(principal.tenant, key) } }, { mergeWithLastSubmission: false })
     }
     // Consent: the scopes ticked, within what was asked and what the key may give.
@@ -247,6 +266,14 @@ export async function createBuiltinOAuthServer(options: {
       signedIn = await options.upstream.signIn.finish(request)
     } catch (error) {
       if (!(error instanceof UpstreamRefused)) throw error
+      await options.audit?.record({
+        tenant: serviceAuditTenant,
+        principal: 'unknown',
+        action: 'auth.sign_in_refused',
+        target: options.upstream.signIn.name.slice(0, 200),
+        outcome: 'refused',
+        details: { method: 'upstream', reason: error.message.slice(0, 300) },
+      })
       const page = errorPage('access_denied', error.message)
       response.writeHead(403, { ...page.headers, ...headers })
       response.end(page.html)
@@ -257,6 +284,16 @@ export async function createBuiltinOAuthServer(options: {
     const found = await provider.Interaction.find(signedIn.uid)
     if (!found) return send(response, 400, errorPage('expired', 'this sign-in expired; start again from your client'))
     found.result = { login: { accountId: signedIn.accountId } }
+    // The account id is `{tenant}.sso-{digest}`: the tenant's chain keeps it, the digest names the person.
+    const dot = signedIn.accountId.lastIndexOf('.sso-')
+    await options.audit?.record({
+      tenant: signedIn.accountId.slice(0, dot),
+      principal: signedIn.accountId.slice(dot + 1),
+      action: 'auth.signed_in',
+      target: String(found.params.client_id ?? '').slice(0, 200),
+      outcome: 'success',
+      details: { method: 'upstream', provider: options.upstream.signIn.name.slice(0, 100) },
+    })
     await found.save(found.exp - Math.floor(Date.now() / 1000))
     response.writeHead(303, { location: found.returnTo, 'cache-control': 'no-store', ...headers })
     response.end()

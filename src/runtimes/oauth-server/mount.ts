@@ -4,6 +4,7 @@ import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response'
 import type { Fleet, OAuthServerMount } from '../../app'
 import { createAuthenticator } from '../../auth/authenticator'
 import type { Config } from '../../config/config'
+import type { Audit } from '../../core/audit'
 import type { Logger } from '../../core/logger'
 import { createTokenBuckets } from '../../http/middleware/rate-limit'
 import { createNodeHttpClient } from '../../net/node-http'
@@ -17,6 +18,7 @@ export async function builtinOAuthServer(
   storage: ObjectStore,
   log: Logger,
   fleet?: Pick<Fleet, 'rateLimiter'>,
+  audit?: Audit,
 ): Promise<BuiltinOAuthServer | undefined> {
   const publicUrl = config.http.configuredPublicUrl
   if (config.oauth.issuer !== 'builtin' || !publicUrl) return undefined
@@ -41,6 +43,7 @@ export async function builtinOAuthServer(
       : {}),
     rateLimit: { limit: rateLimit, limiter: fleet?.rateLimiter(rateLimit) ?? createTokenBuckets(rateLimit) },
     log,
+    ...(audit ? { audit } : {}),
   })
 }
 
@@ -54,8 +57,9 @@ export async function nodeOAuthServer(
   storage: ObjectStore,
   log: Logger,
   fleet?: Pick<Fleet, 'rateLimiter'>,
+  audit?: Audit,
 ): Promise<OAuthServerMount | undefined> {
-  const server = await builtinOAuthServer(config, storage, log, fleet)
+  const server = await builtinOAuthServer(config, storage, log, fleet, audit)
   if (!server) return undefined
   return {
     issuer: server.issuer,

@@ -60,7 +60,8 @@ export function createBwrapSandbox(options: BwrapOptions): Sandbox {
         const result = await runSandboxedChild(await bwrapChain(options, request, cgroup), request, limits)
         const { killedFor, ...rest } = result
         const workspaceLimit = workspaceLimitOf(killedFor)
-        return { ...rest, limitExceeded: (await cgroup?.limitHit()) ?? workspaceLimit }
+        const usage = await cgroup?.usage()
+        return { ...rest, limitExceeded: (await cgroup?.limitHit()) ?? workspaceLimit, ...(usage ? { usage } : {}) }
       } finally {
         await cgroup?.remove()
       }

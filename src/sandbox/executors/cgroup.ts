@@ -18,8 +18,24 @@ export interface RunCgroup {
   procsFiles: string[]
   /** Why the run stopped, when a limit fired: 'memory' or 'processes'. */
   limitHit(): Promise<string | undefined>
+  /** What the run used, as far as the kernel counts it here (read before remove). */
+  usage(): Promise<RunUsage>
   /** Kills whatever is left and removes the groups. */
   remove(): Promise<void>
+}
+
+/** CPU time and peak memory of everything a run started (usage per tenant, docs/operations.md#usage). */
+export interface RunUsage {
+  cpuSeconds?: number
+  peakMemoryBytes?: number
+}
+
+/** A counter file's number, or undefined where the kernel has no such file. */
+async function readNumber(path: string, pattern?: RegExp): Promise<number | undefined> {
+  const text = await readFile(path, 'utf8').catch(() => undefined)
+  if (text === undefined) return undefined
+  const value = Number(pattern ? pattern.exec(text)?.[1] : text.trim())
+  return Number.isFinite(value) ? value : undefined
 }
 
 export interface CgroupManager {
@@ -99,6 +115,15 @@ async function probeV2(): Promise<CgroupManager | undefined> {
           const pidEvents = await readFile(join(folder, 'pids.events'), 'utf8').catch(() => '')
           return /^max [1-9]/m.test(pidEvents) ? 'processes' : undefined
         },
+        async usage() {
+          // cpu.stat is in every v2 group; memory.peak since Linux 5.19.
+          const cpu = await readNumber(join(folder, 'cpu.stat'), /^usage_usec (\d+)/m)
+          const peak = await readNumber(join(folder, 'memory.peak'))
+          return {
+            ...(cpu !== undefined ? { cpuSeconds: cpu / 1e6 } : {}),
+            ...(peak !== undefined ? { peakMemoryBytes: peak } : {}),
+          }
+        },
         remove: () => removeGroup(folder),
       }
     },
@@ -109,12 +134,18 @@ async function probeV1(): Promise<CgroupManager | undefined> {
   const own = await ownPaths()
   const memoryParent = join(cgroupRoot, 'memory', own.get('memory') ?? '/', 'toolport-runs')
   const pidsParent = join(cgroupRoot, 'pids', own.get('pids') ?? '/', 'toolport-runs')
+  // CPU accounting is a third hierarchy; without it a run's CPU time is simply not counted.
+  const cpuParent = join(cgroupRoot, 'cpuacct', own.get('cpuacct') ?? '/', 'toolport-runs')
   try {
     await mkdir(memoryParent, { recursive: true })
     await mkdir(pidsParent, { recursive: true })
   } catch {
     return undefined
   }
+  const accounting = await mkdir(cpuParent, { recursive: true }).then(
+    () => true,
+    () => false,
+  )
   return {
     version: 'v1',
     describe: (limits) => ({
@@ -125,22 +156,41 @@ async function probeV1(): Promise<CgroupManager | undefined> {
       const id = randomUUID()
       const memory = join(memoryParent, id)
       const pids = join(pidsParent, id)
+      const cpu = join(cpuParent, id)
       await mkdir(memory)
       await mkdir(pids)
+      const counting =
+        accounting &&
+        (await mkdir(cpu).then(
+          () => true,
+          () => false,
+        ))
       await writeFile(join(memory, 'memory.limit_in_bytes'), String(limits.memoryBytes))
       // Without this, swap would let a run use more than its limit (only present with swap accounting).
       await writeFile(join(memory, 'memory.memsw.limit_in_bytes'), String(limits.memoryBytes)).catch(() => {})
       await writeFile(join(pids, 'pids.max'), String(limits.pids))
       return {
-        procsFiles: [join(memory, 'cgroup.procs'), join(pids, 'cgroup.procs')],
+        procsFiles: [
+          join(memory, 'cgroup.procs'),
+          join(pids, 'cgroup.procs'),
+          ...(counting ? [join(cpu, 'cgroup.procs')] : []),
+        ],
         async limitHit() {
           const oom = await readFile(join(memory, 'memory.oom_control'), 'utf8').catch(() => '')
           if (/^oom_kill [1-9]/m.test(oom)) return 'memory'
           const pidEvents = await readFile(join(pids, 'pids.events'), 'utf8').catch(() => '')
           return /^max [1-9]/m.test(pidEvents) ? 'processes' : undefined
         },
+        async usage() {
+          const nanoseconds = counting ? await readNumber(join(cpu, 'cpuacct.usage')) : undefined
+          const peak = await readNumber(join(memory, 'memory.max_usage_in_bytes'))
+          return {
+            ...(nanoseconds !== undefined ? { cpuSeconds: nanoseconds / 1e9 } : {}),
+            ...(peak !== undefined ? { peakMemoryBytes: peak } : {}),
+          }
+        },
         async remove() {
-          await Promise.all([removeGroup(memory), removeGroup(pids)])
+          await Promise.all([removeGroup(memory), removeGroup(pids), ...(counting ? [removeGroup(cpu)] : [])])
         },
       }
     },

@@ -70,6 +70,8 @@ export interface SandboxRunResult {
   /** Which limit stopped the command, when one did (memory, processes, workspace size). */
   limitExceeded: string | undefined
   durationMs: number
+  /** CPU seconds and peak memory of the run, where the executor's control groups count them. */
+  usage?: { cpuSeconds?: number; peakMemoryBytes?: number }
 }
 
 export interface SandboxStatus {

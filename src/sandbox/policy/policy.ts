@@ -162,6 +162,7 @@ function refusal(
   return new ToolError('permission_denied', message, {
     hint: `${reason}${allowed}. Do not retry it unchanged.`,
     details: { field: 'command', program: name.name },
+    refusal: { kind: 'policy', target: name.name },
   })
 }
 

@@ -60,6 +60,7 @@ export function egressLayers(
     throw new ToolError('permission_denied', `egress asks for ${beyond}, which this key may not reach.`, {
       hint: `Ask for no more than ${JSON.stringify(formatEgress(mayReach))}, or omit egress to get exactly that.`,
       details: { field: 'egress', allowed: formatEgress(mayReach) },
+      refusal: { kind: 'policy', target: beyond },
     })
   }
   layers.push({ source: 'call', policy: parsed.policy })

@@ -2,9 +2,10 @@ import { z } from 'zod'
 import { egressTextSchema } from '../../core/egress-policy'
 import { ToolError } from '../../core/errors'
 import { normalizeWorkspacePath } from '../../core/paths'
+import type { CallAccount } from '../../core/usage'
 import { isImageReference } from '../../sandbox/executors/container-image'
 import { checkCommand } from '../../sandbox/policy/policy'
-import type { ShellService } from '../../sandbox/shell-service'
+import type { ShellResult, ShellService } from '../../sandbox/shell-service'
 import { defineTool } from '../tool'
 import { CommandPreview, executeCommandDryRun } from './dry-run'
 import { EgressResult, egressLayers, egressOutcome } from './egress-layers'
@@ -86,7 +87,7 @@ export const executeCommand = defineTool({
   deadlineMs: (input) => (input.timeout_seconds + deadlineMarginSeconds) * 1000,
   dryRun: executeCommandDryRun,
   preview: CommandPreview,
-  async run(input, { shell, workspace, limits, signal, emit, keyEgress, span }) {
+  async run(input, { shell, workspace, limits, signal, emit, keyEgress, span, account }) {
     const available = requireShell(shell)
     const cwd = normalizeWorkspacePath(input.working_directory, { allowRoot: true, field: 'working_directory' })
     await checkCommand(input.command, available.policy)
@@ -106,6 +107,7 @@ export const executeCommand = defineTool({
     })
     const listed = result.filesChanged.slice(0, maxListedChanges)
     const egress = result.egress ? egressOutcome(result.egress) : undefined
+    if (account) tellAccount(account, result)
     const base = {
       exit_code: result.exitCode,
       timed_out: result.timedOut,
@@ -141,6 +143,18 @@ export const executeCommand = defineTool({
     return { ...base, stdout, stderr, output, truncated, ...(hints.length > 0 ? { hint: hints.join(' ') } : {}) }
   },
 })
+
+/** What the run used (its cgroups' CPU and memory, its egress bytes) and which hosts its egress refused. */
+function tellAccount(account: CallAccount, result: ShellResult): void {
+  account.used({
+    ...(result.usage?.cpuSeconds !== undefined ? { sandboxCpuSeconds: result.usage.cpuSeconds } : {}),
+    ...(result.usage?.peakMemoryBytes !== undefined ? { sandboxPeakMemoryBytes: result.usage.peakMemoryBytes } : {}),
+    ...(result.egress ? { egressBytesOut: result.egress.bytesOut, egressBytesIn: result.egress.bytesIn } : {}),
+  })
+  for (const host of result.egress?.hosts ?? []) {
+    if (host.refused > 0) account.refused('egress', host.host, host.reason ?? 'not allowed by the egress policy')
+  }
+}
 
 function requireShell(shell: ShellService | undefined): ShellService {
   if (shell) return shell

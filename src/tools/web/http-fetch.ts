@@ -80,7 +80,7 @@ export const httpFetch = defineTool({
   callTitle: (input) => requestTitle(input.method, input.url),
   dryRun: httpFetchDryRun,
   preview: FetchPreview,
-  async run(input, { http, limits, signal }) {
+  async run(input, { http, limits, signal, account }) {
     const response = await requireHttp(http).request({
       url: input.url,
       method: input.method,
@@ -89,6 +89,10 @@ export const httpFetch = defineTool({
       timeoutMs: input.timeout_seconds * 1000,
       maxBytes: input.max_bytes,
       signal,
+    })
+    account?.used({
+      fetchBytesOut: input.body === undefined ? 0 : new TextEncoder().encode(input.body).length,
+      fetchBytesIn: response.body.length,
     })
     const headerText = JSON.stringify(response.headers).length
     const budget = limits.maxResponseChars - responseOverhead - headerText - response.finalUrl.length

@@ -53,7 +53,7 @@ export const webFetch = defineTool({
   callTitle: (input) => `Read ${input.url.replace(/^https?:\/\//i, '').slice(0, 80)}`,
   dryRun: webFetchDryRun,
   preview: WebFetchPreview,
-  async run(input, { http, browser, signal, offload }) {
+  async run(input, { http, browser, signal, offload, account }) {
     if (input.render) {
       if (!browser) {
         throw new ToolError('unavailable', 'No browser is available to render pages on this server.', {
@@ -78,6 +78,7 @@ export const webFetch = defineTool({
       maxBytes: 5 * 1024 * 1024,
       signal,
     })
+    account?.used({ fetchBytesIn: response.body.length })
     const contentType = response.headers['content-type']
     const body = decodeTextBody(response.body, contentType)
     if (body === undefined) {
