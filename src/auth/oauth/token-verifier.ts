@@ -1,4 +1,12 @@
-import { createLocalJWKSet, createRemoteJWKSet, errors, type JWK, type JWTPayload, jwtVerify } from 'jose'
+import {
+  createLocalJWKSet,
+  createRemoteJWKSet,
+  decodeProtectedHeader,
+  errors,
+  type JWK,
+  type JWTPayload,
+  jwtVerify,
+} from 'jose'
 import { serviceAuditTenant } from '../../core/audit'
 import type { Effect } from '../../core/effects'
 import { isValidIdentifier } from '../../core/paths'
@@ -12,6 +20,8 @@ import type { OAuthSettings } from './settings'
 export interface TokenVerifier {
   /** Resolves to the token's principal; throws unauthenticated (invalid_token) or unavailable (issuer unreachable). */
   verify(token: string): Promise<Principal>
+  /** The principal of a JWT this verifier verified lately and that has not expired; nothing is checked. */
+  remembered?(token: string): Principal | undefined
 }
 
 export interface TokenVerifierOptions {
@@ -32,6 +42,9 @@ interface IssuerMetadata {
   jwks_uri?: unknown
   introspection_endpoint?: unknown
 }
+
+const verifiedTtlMs = 60_000
+const maxVerified = 2_000
 
 /** A JWT has three base64url parts; anything else presented as a bearer is a key (or nothing valid). */
 export function looksLikeJwt(value: string): boolean {
@@ -161,9 +174,52 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
     }
   }
 
+  // Verified JWTs, by the token itself: a client sends the same token on every call until it expires,
+  // and checking its signature again each time costs more than the read it carries. A JWT is
+  // self-contained (nothing revokes one before `exp` but a key the issuer stops publishing), so an entry
+  // lasts until the token expires, and at most a minute (jose itself trusts a fetched key set for ten),
+  // after which the keys are consulted again.
+  const verified = new Map<string, { principal: Principal; until: number; kid: string | undefined }>()
+  // The key ids the key set held at the last verification: when they change (the issuer retired a key,
+  // and a token of a new one made jose fetch the set again), tokens of keys gone are forgotten at once.
+  let kids = ''
+
+  function remembered(token: string): Principal | undefined {
+    const known = verified.get(token)
+    if (!known) return undefined
+    if (known.until > Date.now()) return known.principal
+    verified.delete(token)
+    return undefined
+  }
+
+  async function verifiedJwt(token: string): Promise<Principal> {
+    const known = remembered(token)
+    if (known) return known
+    const now = Date.now()
+    const claims = await claimsOf(token)
+    const principal = await principalOf(claims)
+    const published = ((await keySet()).jwks?.()?.keys ?? []).map((key) => key.kid ?? '')
+    const current = published.join(' ')
+    if (current !== kids) {
+      kids = current
+      for (const [known, entry] of verified) {
+        if (entry.kid === undefined || !published.includes(entry.kid)) verified.delete(known)
+      }
+    }
+    const expires = typeof claims.exp === 'number' ? claims.exp * 1000 : now
+    const until = Math.min(expires, now + verifiedTtlMs)
+    if (until > now) {
+      // Oldest first out: a bound on memory however many clients there are.
+      if (verified.size >= maxVerified) verified.delete(verified.keys().next().value as string)
+      verified.set(token, { principal, until, kid: decodeProtectedHeader(token).kid })
+    }
+    return principal
+  }
+
   return {
+    remembered,
     async verify(token) {
-      if (looksLikeJwt(token)) return principalOf(await claimsOf(token))
+      if (looksLikeJwt(token)) return verifiedJwt(token)
       if (introspector) return principalOf(await introspector.claims(token))
       throw invalidToken('it is neither a key nor a JWT')
     },
