@@ -1,7 +1,7 @@
 import type { CallToolResult, Task } from '@modelcontextprotocol/sdk/types.js'
 import type { Context } from 'hono'
 import type { Principal } from '../../auth/principal'
-import type { AdmittedCall, Call } from '../../caller/call'
+import type { AdmittedCall, Call, Disconnect } from '../../caller/call'
 import { disconnectOf } from '../../caller/call'
 import type { Caller } from '../../caller/caller'
 import { isToolError, ToolError } from '../../core/errors'
@@ -37,6 +37,8 @@ export interface McpCallRequest {
 export interface ClientLink {
   /** Aborts when the client cancels the call or goes away (its request, or a parked call's deadline). */
   signal: AbortSignal
+  /** How the call hears its client go away, where the transport has a cheaper way than `signal` (REST's). */
+  disconnect?: Disconnect | undefined
   /** Whether notifications and requests can reach the client before the answer ends (an event stream, or MRTR). */
   live: boolean
   notify(method: 'notifications/progress' | 'notifications/message', params: Record<string, unknown>): Promise<void>
@@ -135,7 +137,7 @@ export async function callTool(request: McpCallRequest, link: ClientLink, mcp: M
       if ('job' in outcome) return { task: taskOf(outcome.job) }
       return { result: resultOf(outcome.output, mcp.version, mcp.workspaceId) }
     }
-    const disconnect = disconnectOf(link.signal)
+    const disconnect = link.disconnect ?? disconnectOf(link.signal)
     const relay = clientRelay(link, request.progressToken)
     try {
       if (request.progressToken !== undefined) {

@@ -31,9 +31,10 @@ const FileList = z.array(
  */
 export function resultOf(output: unknown, version: string, workspace: string): CallToolResult {
   const { image, ...rest } = output as Record<string, unknown>
-  const picture = InlineImage.safeParse(image)
-  const structured = picture.success ? rest : (output as Record<string, unknown>)
-  const images: ContentBlock[] = picture.success
+  // Checked only where there is one: a failed parse builds its error, a cost every call would pay.
+  const picture = image === undefined ? undefined : InlineImage.safeParse(image)
+  const structured = picture?.success ? rest : (output as Record<string, unknown>)
+  const images: ContentBlock[] = picture?.success
     ? [{ type: 'image', data: picture.data.data, mimeType: picture.data.mime_type }]
     : []
   return {
@@ -52,7 +53,9 @@ export function resultOf(output: unknown, version: string, workspace: string): C
  * read_file (surface.ts); its download link, which needs no MCP, is in the description.
  */
 function fileBlocks(output: unknown, version: string, workspace: string): ContentBlock[] {
-  const files = FileList.safeParse((output as { files?: unknown } | null)?.files)
+  const listed = (output as { files?: unknown } | null)?.files
+  if (listed === undefined) return []
+  const files = FileList.safeParse(listed)
   if (!files.success || files.data.length === 0) return []
   if (!supportsResourceLinks(version)) {
     // The resource URI too, which resources/read answers at every version.

@@ -28,6 +28,7 @@ import type { AppEnv } from '../env'
 import { gatedListing } from './approvals'
 import { type ClientLink, callTool, metaCarrier } from './call'
 import { randomRequestIdBase } from './client-requests'
+import { directToolCall } from './direct-call'
 import { sessionStream } from './session-stream'
 import { listingOf, type McpDeps, type McpState } from './state'
 import { protocolFault, resourceNotFound, type SurfaceRequest } from './surface'
@@ -56,6 +57,8 @@ export async function answerMcp(
     state.modern ??= modern.createModernHandler(state, deps)
     return state.modern.answer({ context, principal, workspaceId }, body)
   }
+  const direct = await directToolCall(context, deps, workspaceId, body)
+  if (direct) return direct
   const version =
     context.req.header('mcp-protocol-version') ?? initializeVersion(body) ?? DEFAULT_NEGOTIATED_PROTOCOL_VERSION
   const server = new Server(
