@@ -37,11 +37,15 @@ export interface TransportParts {
 
 export function createToolRunner(deps: ToolRunnerDeps): ToolRunner {
   const { storage, log, services } = deps
+  // Requests over the network (S3, R2) are client spans; the fs driver's are file system calls on this
+  // machine, a few microseconds each, which stay in the call's own span: as OpenTelemetry's Node
+  // auto-instrumentation leaves fs off by default, for a span would cost more than the read it times.
+  const remote = storage.driver === 's3' || storage.driver === 'r2'
 
   function partsOf(call: Call, limits: ToolLimits, transport: TransportParts): ContextParts {
     const { principal } = call
-    // A traced call's storage requests are spans of it; an untraced one uses the store as it is.
-    const store = transport.span?.recording ? tracedStore(storage, transport.span) : storage
+    // A traced call's requests to a bucket are spans of it; an untraced one uses the store as it is.
+    const store = transport.span?.recording && remote ? tracedStore(storage, transport.span) : storage
     return {
       workspace: createWorkspace(store, principal.tenant, call.workspaceId, { quota: services.quota }),
       limits,

@@ -1,4 +1,5 @@
 import {
+  type Attributes,
   type Context,
   defaultTextMapGetter,
   defaultTextMapSetter,
@@ -60,34 +61,51 @@ export async function otelTracing(
 
   const kinds = { server: SpanKind.SERVER, internal: SpanKind.INTERNAL, client: SpanKind.CLIENT } as const
 
-  function wrap(span: Span): TraceSpan {
-    // The span's context is made only for a child or a carrier: most spans (storage requests) have neither.
-    let own: Context | undefined
-    const context = () => {
-      own ??= trace.setSpan(ROOT_CONTEXT, span)
-      return own
+  /**
+   * One span as toolport sees it: methods on the prototype (no closures made per span), and the span's
+   * context made only for a child or a carrier, which most spans (storage requests) never need.
+   */
+  class OtelSpan implements TraceSpan {
+    readonly recording: boolean
+    #context: Context | undefined
+    constructor(readonly span: Span) {
+      this.recording = span.isRecording()
     }
-    return {
-      recording: span.isRecording(),
-      setAttributes: (attributes) => span.setAttributes(defined(attributes)),
-      child: (name, attributes = {}, kind = 'internal') =>
-        wrap(tracer.startSpan(name, { kind: kinds[kind], attributes: defined(attributes) }, context())),
-      carrier() {
-        const carrier: Record<string, string> = {}
-        propagator.inject(context(), carrier, defaultTextMapSetter)
-        return carrier
-      },
-      fail(error) {
-        span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) })
-        if (error instanceof Error) span.recordException(error)
-      },
-      end: () => span.end(),
+    #own(): Context {
+      this.#context ??= trace.setSpan(ROOT_CONTEXT, this.span)
+      return this.#context
+    }
+    setAttributes(attributes: SpanAttributes): void {
+      // An undefined value is dropped by the SDK (a no-op warning to its diag logger, which is unset).
+      this.span.setAttributes(attributes as Attributes)
+    }
+    child(name: string, attributes: SpanAttributes = {}, kind: 'internal' | 'client' = 'internal'): TraceSpan {
+      return new OtelSpan(
+        tracer.startSpan(name, { kind: kinds[kind], attributes: attributes as Attributes }, this.#own()),
+      )
+    }
+    carrier(): TraceCarrier {
+      const carrier: Record<string, string> = {}
+      propagator.inject(this.#own(), carrier, defaultTextMapSetter)
+      return carrier
+    }
+    fail(error: unknown): void {
+      this.span.setStatus({
+        code: SpanStatusCode.ERROR,
+        message: error instanceof Error ? error.message : String(error),
+      })
+      if (error instanceof Error) this.span.recordException(error)
+    }
+    end(): void {
+      this.span.end()
     }
   }
 
   /** The parent's context: the caller's W3C headers (extracted), or a span of ours. */
   function parentOf(parent: TraceCarrier | TraceSpan | undefined): Context {
     if (!parent) return ROOT_CONTEXT
+    // A span of ours is its own parent context, without a round trip through W3C headers.
+    if (parent instanceof OtelSpan) return trace.setSpan(ROOT_CONTEXT, parent.span)
     if ('carrier' in parent && typeof parent.carrier === 'function') {
       return propagator.extract(ROOT_CONTEXT, parent.carrier(), defaultTextMapGetter)
     }
@@ -97,10 +115,10 @@ export async function otelTracing(
   return {
     enabled: true,
     start: (name, options) =>
-      wrap(
+      new OtelSpan(
         tracer.startSpan(
           name,
-          { kind: kinds[options.kind ?? 'internal'], attributes: defined(options.attributes ?? {}) },
+          { kind: kinds[options.kind ?? 'internal'], attributes: (options.attributes ?? {}) as Attributes },
           parentOf(options.parent),
         ),
       ),
@@ -150,11 +168,4 @@ function parseHeaders(text: string): Record<string, string> {
 function numberOr(text: string | undefined, fallback: number): number {
   const value = Number(text)
   return text !== undefined && Number.isFinite(value) && value > 0 ? value : fallback
-}
-
-/** Attributes without the undefined ones (OpenTelemetry drops them with a warning). */
-function defined(attributes: SpanAttributes): Record<string, string | number | boolean> {
-  const out: Record<string, string | number | boolean> = {}
-  for (const [key, value] of Object.entries(attributes)) if (value !== undefined) out[key] = value
-  return out
 }

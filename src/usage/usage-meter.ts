@@ -112,23 +112,39 @@ export function createUsageLedger(options: UsageLedgerOptions): UsageLedger {
   let writing: Promise<void> = Promise.resolve()
   let closed = false
 
+  // Every call counts here: the day's name and each tenant's entries of it are kept until the day ends,
+  // so a call costs a clock read and a map lookup, not a date formatted and a key built.
+  let today = ''
+  let todayEnds = 0
+  let current = new Map<string, { key: string; day: UsageDay; total: TenantUsageTotals }>()
+
   function entry(tenant: string): { day: UsageDay; total: TenantUsageTotals } {
-    const day = now().toISOString().slice(0, 10)
-    const key = `${tenant}\n${day}`
-    let held = days.get(key)
-    if (!held) {
-      held = { tenant, usage: emptyDay(day) }
-      days.set(key, held)
+    const time = now().getTime()
+    if (time >= todayEnds || time < todayEnds - 86_400_000) {
+      today = new Date(time).toISOString().slice(0, 10)
+      todayEnds = Date.parse(`${today}T00:00:00Z`) + 86_400_000
+      current = new Map()
     }
-    dirty.add(key)
+    let found = current.get(tenant)
+    if (!found) {
+      const key = `${tenant}\n${today}`
+      let held = days.get(key)
+      if (!held) {
+        held = { tenant, usage: emptyDay(today) }
+        days.set(key, held)
+      }
+      let total = totals.get(tenant)
+      if (!total) {
+        const { day: _, ...empty } = emptyDay('')
+        total = { tenant, ...empty }
+        totals.set(tenant, total)
+      }
+      found = { key, day: held.usage, total }
+      current.set(tenant, found)
+    }
+    dirty.add(found.key)
     schedule()
-    let total = totals.get(tenant)
-    if (!total) {
-      const { day: _, ...empty } = emptyDay('')
-      total = { tenant, ...empty }
-      totals.set(tenant, total)
-    }
-    return { day: held.usage, total }
+    return found
   }
 
   function schedule(): void {

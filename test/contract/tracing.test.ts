@@ -3,6 +3,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type LocalWeb, startLocalWeb } from '../support/local-web'
 import { newParent, type OtlpReceiver, startOtlpReceiver } from '../support/otlp-receiver'
+import { type S3rverInstance, s3StorageFor, startS3rver } from '../support/s3rver'
 import { startTestServer, type TestServer } from '../support/server'
 import { startSourceUpstreams } from '../support/source-upstreams'
 import { putSource } from '../support/sources-api'
@@ -18,9 +19,12 @@ let receiver: OtlpReceiver
 let server: TestServer
 let upstream: LocalWeb
 let target: LocalWeb
+let bucket: S3rverInstance
 
 beforeAll(async () => {
   receiver = await startOtlpReceiver()
+  // A bucket, as a fleet has: its requests are spans (the fs driver's file system calls are not).
+  bucket = await startS3rver()
   upstream = await startSourceUpstreams()
   target = await startLocalWeb({
     '/page': (_request, response) => response.end('a page'),
@@ -38,6 +42,7 @@ beforeAll(async () => {
       TOOLPORT_FETCH_ALLOW_HOSTS: `127.0.0.1:${upstream.port},127.0.0.1:${target.port}`,
     },
     {
+      storage: s3StorageFor(bucket),
       fileKeys: [
         { tenant: 'acme', key, admin: true },
         { tenant: 'acme', key: gatedKey, require_approval: ['destructive'] },
@@ -62,6 +67,7 @@ afterAll(async () => {
   await receiver?.close()
   await upstream?.stop()
   await target?.stop()
+  await bucket?.stop()
 })
 
 describe('OpenTelemetry traces', () => {
@@ -95,6 +101,7 @@ describe('OpenTelemetry traces', () => {
     for (const request of storage) {
       expect(request.parentSpanId).toBe(span?.spanId)
       expect(request.attributes['toolport.storage.key']).toMatch(/traced\.txt$/)
+      expect(request.attributes['toolport.storage.driver']).toBe('s3')
     }
     // A failed call says how it failed.
     const missing = newParent()
