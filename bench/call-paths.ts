@@ -1,0 +1,215 @@
+// Call paths: the same read_file of a 1 KB file through each way a client reaches it, against REST with
+// a key, on one server: MCP tools/call as a stateless POST with a JSON answer (2025-11-25, as today's
+// SDK clients send it, and 2026-07-28), and REST with an OAuth JWT access token (ES256, the issuer's
+// metadata and keys served by this process) instead of a key. Each trial starts a fresh server (the
+// bundled Node service of bench/http-overhead.ts), warms every path (discarded), then measures them
+// in turn, 32 connections each; the ratios are per trial, then the median. Goals: MCP ≥ 70% of
+// REST's requests per second, the JWT ≥ 90% of the key's.
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { fileURLToPath } from 'node:url'
+import autocannon from 'autocannon'
+import { build } from 'esbuild'
+import { exportJWK, generateKeyPair, SignJWT } from 'jose'
+import { note, printRows, summarize } from './stats'
+import { type Child, startChild } from './support/child'
+import { benchKey } from './support/http-constants'
+
+const trials = Number(process.env.BENCH_TRIALS ?? 5)
+const seconds = Number(process.env.BENCH_SECONDS ?? 5)
+const warmupSeconds = 2
+const connections = 32
+const publicUrl = 'https://toolport.bench.test'
+
+const serverBundle = fileURLToPath(
+  new URL('../node_modules/.cache/toolport-bench/call-paths-server.mjs', import.meta.url),
+)
+await build({
+  entryPoints: [fileURLToPath(new URL('support/http-server.ts', import.meta.url))],
+  outfile: serverBundle,
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  packages: 'external',
+  logLevel: 'warning',
+})
+
+// The issuer: its metadata and key set, as an external authorization server publishes them.
+const { publicKey, privateKey } = await generateKeyPair('ES256')
+const jwks = { keys: [{ ...(await exportJWK(publicKey)), kid: 'bench', alg: 'ES256', use: 'sig' }] }
+let issuer = ''
+const issuerServer = createServer((request, response) => {
+  const body =
+    request.url === '/jwks.json'
+      ? jwks
+      : request.url === '/.well-known/oauth-authorization-server'
+        ? {
+            issuer,
+            jwks_uri: `${issuer}/jwks.json`,
+            token_endpoint: `${issuer}/token`,
+            response_types_supported: ['code'],
+          }
+        : undefined
+  response.writeHead(body ? 200 : 404, { 'content-type': 'application/json' })
+  response.end(JSON.stringify(body ?? {}))
+})
+await new Promise<void>((resolve) => issuerServer.listen(0, '127.0.0.1', resolve))
+issuer = `http://127.0.0.1:${(issuerServer.address() as AddressInfo).port}`
+const jwt = await new SignJWT({ toolport_tenant: 'bench', scope: 'tools:read' })
+  .setProtectedHeader({ alg: 'ES256', kid: 'bench' })
+  .setIssuer(issuer)
+  .setAudience(publicUrl)
+  .setSubject('bench-user')
+  .setIssuedAt()
+  .setExpirationTime('2h')
+  .sign(privateKey)
+
+const readInput = { path: 'bench.txt' }
+const mcpCall = (id: number, meta?: Record<string, unknown>) =>
+  JSON.stringify({
+    jsonrpc: '2.0',
+    id,
+    method: 'tools/call',
+    params: { name: 'read_file', arguments: readInput, ...(meta ? { _meta: meta } : {}) },
+  })
+
+interface Path {
+  name: string
+  path: string
+  headers: Record<string, string>
+  body: string
+  /** What a right answer contains (checked once per trial, before the runs). */
+  expect: string
+}
+
+const allPaths: Path[] = [
+  {
+    name: 'REST, bearer key',
+    path: '/v1/tools/read_file?workspace=bench',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${benchKey}` },
+    body: JSON.stringify(readInput),
+    expect: '"total_lines":16',
+  },
+  {
+    name: 'MCP 2025-11-25 tools/call, stateless POST, JSON answer, bearer key',
+    path: '/mcp?workspace=bench',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2025-11-25',
+      authorization: `Bearer ${benchKey}`,
+    },
+    body: mcpCall(1),
+    expect: 'total_lines',
+  },
+  {
+    name: 'MCP 2026-07-28 tools/call, stateless POST, JSON answer, bearer key',
+    path: '/mcp?workspace=bench',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': 'tools/call',
+      'mcp-name': 'read_file',
+      authorization: `Bearer ${benchKey}`,
+    },
+    body: mcpCall(1, {
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '1' },
+      'io.modelcontextprotocol/clientCapabilities': {},
+    }),
+    expect: 'total_lines',
+  },
+  {
+    name: 'REST, OAuth JWT access token (ES256)',
+    path: '/v1/tools/read_file?workspace=bench',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${jwt}` },
+    body: JSON.stringify(readInput),
+    expect: '"total_lines":16',
+  },
+]
+
+// BENCH_PATHS=0,3 measures only those paths (by their index above); BENCH_PROFILE=DIR writes the
+// server's CPU profile there (node --cpu-prof), to see where a path's time goes.
+const paths = process.env.BENCH_PATHS
+  ? process.env.BENCH_PATHS.split(',').map((index) => allPaths[Number(index)] as Path)
+  : allPaths
+const profile = process.env.BENCH_PROFILE
+
+async function cannon(url: string, path: Path, duration: number) {
+  const result = await autocannon({
+    url: `${url}${path.path}`,
+    method: 'POST',
+    headers: path.headers,
+    body: path.body,
+    connections,
+    duration,
+  })
+  const failed = result.non2xx + result.errors + result.timeouts
+  if (failed > 0) throw new Error(`${failed} failed requests on ${path.name}`)
+  return result.requests.average
+}
+
+async function trial(): Promise<number[]> {
+  const node = profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : []
+  const child: Child = await startChild([...node, serverBundle, 'toolport'], {
+    TOOLPORT_PUBLIC_URL: publicUrl,
+    TOOLPORT_OAUTH_ISSUER: issuer,
+  })
+  try {
+    const url = child.ready.url as string
+    for (const path of paths) {
+      const response = await fetch(`${url}${path.path}`, { method: 'POST', headers: path.headers, body: path.body })
+      const text = await response.text()
+      if (response.status !== 200 || !text.includes(path.expect)) {
+        throw new Error(`${path.name} answered ${response.status}: ${text.slice(0, 300)}`)
+      }
+      await cannon(url, path, warmupSeconds)
+    }
+    const rates: number[] = []
+    for (const path of paths) rates.push(await cannon(url, path, seconds))
+    return rates
+  } finally {
+    await child.stop()
+  }
+}
+
+const runs: number[][] = []
+for (let index = 0; index < trials; index++) runs.push(await trial())
+await new Promise<void>((resolve) => issuerServer.close(() => resolve()))
+
+const targets = new Map<Path, number>([
+  [allPaths[1] as Path, 0.7],
+  [allPaths[2] as Path, 0.7],
+  [allPaths[3] as Path, 0.9],
+])
+const rows = paths.map((path, column) => {
+  const rps = summarize(runs.map((run) => run[column] as number))
+  // Each ratio is to the first path measured (REST with a key, unless BENCH_PATHS left it out).
+  const target = column === 0 ? undefined : targets.get(path)
+  if (target === undefined)
+    return [path.name, `${rps.p50.toFixed(0)} (${rps.min.toFixed(0)}–${rps.max.toFixed(0)})`, '', '']
+  const ratio = summarize(runs.map((run) => (run[column] as number) / (run[0] as number)))
+  return [
+    path.name,
+    `${rps.p50.toFixed(0)} (${rps.min.toFixed(0)}–${rps.max.toFixed(0)})`,
+    `${(ratio.p50 * 100).toFixed(0)}% (${(ratio.min * 100).toFixed(0)}–${(ratio.max * 100).toFixed(0)}%) of REST with a key`,
+    `≥ ${target * 100}% ${ratio.p50 >= target ? 'met' : 'MISSED'}`,
+  ]
+})
+printRows(
+  `Call paths: read_file of 1 KB, ${connections} connections, ${trials} × ${seconds} s per path (median, min–max)`,
+  ['path', 'requests/s', 'ratio (req/s)', 'target'],
+  ['l', 'r', 'r', 'l'],
+  rows,
+)
+const modern = paths.indexOf(allPaths[2] as Path)
+if (modern > 0) {
+  const share = summarize(runs.map((run) => (run[modern] as number) / (run[0] as number))).p50
+  if (share < 0.7) {
+    note(
+      `MCP 2026-07-28 tools/call (${(share * 100).toFixed(0)}% of REST): profiled with BENCH_PROFILE (2026-12-06), the v2 SDK's createMcpHandler builds a Server per request and closes it (the close makes an SdkError for its pending requests, about 2% of the CPU), and checks the envelope with zod (about 15% of the CPU under zod). Cut: a zod schema toolport built per request (10%), two failing safeParse calls per result (both eras). The 2025 era answers such a call without an SDK server (direct-call.ts); the plan for 2026-07-28 is the same direct path once its envelope checks (header and body agreeing, the version, clientInfo and capabilities) can be reused from the SDK rather than written again.`,
+    )
+  }
+}
