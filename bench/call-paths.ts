@@ -7,13 +7,12 @@
 // REST's requests per second, the JWT ≥ 90% of the key's.
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { fileURLToPath } from 'node:url'
 import autocannon from 'autocannon'
-import { build } from 'esbuild'
 import { exportJWK, generateKeyPair, SignJWT } from 'jose'
 import { note, printRows, summarize } from './stats'
 import { type Child, startChild } from './support/child'
 import { benchKey } from './support/http-constants'
+import { buildHttpServerBundle } from './support/http-server-bundle'
 
 const trials = Number(process.env.BENCH_TRIALS ?? 5)
 const seconds = Number(process.env.BENCH_SECONDS ?? 5)
@@ -21,19 +20,7 @@ const warmupSeconds = 2
 const connections = 32
 const publicUrl = 'https://toolport.bench.test'
 
-const serverBundle = fileURLToPath(
-  new URL('../node_modules/.cache/toolport-bench/call-paths-server.mjs', import.meta.url),
-)
-await build({
-  entryPoints: [fileURLToPath(new URL('support/http-server.ts', import.meta.url))],
-  outfile: serverBundle,
-  bundle: true,
-  platform: 'node',
-  format: 'esm',
-  target: 'node20',
-  packages: 'external',
-  logLevel: 'warning',
-})
+const serverBundle = await buildHttpServerBundle('call-paths-server')
 
 // The issuer: its metadata and key set, as an external authorization server publishes them.
 const { publicKey, privateKey } = await generateKeyPair('ES256')

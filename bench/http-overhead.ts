@@ -6,18 +6,16 @@
 // three run from one esbuild bundle built here, as `npm start` runs dist/node.js, not through tsx
 // (whose per-file transform wraps every function it creates in a naming helper).
 import { readFile } from 'node:fs/promises'
-import { fileURLToPath } from 'node:url'
 import autocannon from 'autocannon'
-import { build } from 'esbuild'
 import { note, printRows, summarize } from './stats'
 import { type Child, startChild } from './support/child'
 import { benchKey } from './support/http-constants'
+import { buildHttpServerBundle } from './support/http-server-bundle'
 
 const trials = Number(process.env.BENCH_TRIALS ?? 5)
 const seconds = Number(process.env.BENCH_SECONDS ?? 5)
 const warmupSeconds = 2
 const connections = 32
-const serverScript = fileURLToPath(new URL('support/http-server.ts', import.meta.url))
 const requestBody = JSON.stringify({ path: 'bench.txt' })
 const headers = { 'content-type': 'application/json', authorization: `Bearer ${benchKey}` }
 // Measured by paired ablation (2026-12-03): the bundled server beside a copy of itself with one part
@@ -37,17 +35,7 @@ const whatRemains = [
 type Mode = 'toolport' | 'plain' | 'bare'
 
 // Inside node_modules, so that the packages the bundle leaves external resolve as they do for dist/.
-const serverBundle = fileURLToPath(new URL('../node_modules/.cache/toolport-bench/http-server.mjs', import.meta.url))
-await build({
-  entryPoints: [serverScript],
-  outfile: serverBundle,
-  bundle: true,
-  platform: 'node',
-  format: 'esm',
-  target: 'node20',
-  packages: 'external',
-  logLevel: 'warning',
-})
+const serverBundle = await buildHttpServerBundle('http-server')
 
 async function start(mode: Mode, env: Record<string, string> = {}): Promise<Child> {
   return startChild([serverBundle, mode], env)

@@ -6,13 +6,12 @@
 // its cost is measured apart, per call, against the call's own CPU.
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { fileURLToPath } from 'node:url'
 import autocannon from 'autocannon'
-import { build } from 'esbuild'
 import { noTracing } from '../src/core/tracing'
 import { note, printRows, summarize } from './stats'
 import { type Child, startChild } from './support/child'
 import { benchKey } from './support/http-constants'
+import { buildHttpServerBundle } from './support/http-server-bundle'
 
 const trials = Number(process.env.BENCH_TRIALS ?? 5)
 const seconds = Number(process.env.BENCH_SECONDS ?? 5)
@@ -20,17 +19,7 @@ const warmupSeconds = 2
 const connections = 32
 const target = 0.9
 
-const serverBundle = fileURLToPath(new URL('../node_modules/.cache/toolport-bench/tracing-server.mjs', import.meta.url))
-await build({
-  entryPoints: [fileURLToPath(new URL('support/http-server.ts', import.meta.url))],
-  outfile: serverBundle,
-  bundle: true,
-  platform: 'node',
-  format: 'esm',
-  target: 'node20',
-  packages: 'external',
-  logLevel: 'warning',
-})
+const serverBundle = await buildHttpServerBundle('tracing-server')
 
 // The receiver: counts what it is sent (OTLP/JSON), answers at once, as a collector would.
 let exported = 0
