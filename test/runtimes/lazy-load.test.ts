@@ -89,7 +89,12 @@ beforeAll(async () => {
 })
 
 afterAll(async () => {
-  child?.kill('SIGTERM')
+  // The service writes its last usage totals as it shuts down: the folder goes once it has exited.
+  if (child && child.exitCode === null) {
+    const exited = new Promise((resolve) => child.once('exit', resolve))
+    child.kill('SIGTERM')
+    await exited
+  }
   await rm(folder, { recursive: true, force: true })
 })
 
