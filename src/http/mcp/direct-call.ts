@@ -9,7 +9,7 @@ const envelopeKeys = new Set(['jsonrpc', 'id', 'method', 'params'])
 
 /**
  * A 2025-era tools/call that needs nothing of a server but its answer: one request (not a batch), no
- * task, no progress, a tool that never talks to its client mid-call, so the answer is one JSON body.
+ * task, and an answer that is one JSON body, not a stream (the caller asked session.ts's wantsStream).
  * That is how today's clients call tools, and building an SDK Server with its twenty handlers and a
  * transport for it cost most of such a call (bench/call-paths.ts). Answered here by the same call core
  * as the SDK's handler (call.ts), with the SDK's own request schema; anything else, or anything this
@@ -36,10 +36,9 @@ export async function directToolCall(
   const parsed = CallToolRequestSchema.safeParse(body)
   if (!parsed.success) return undefined
   const { params } = parsed.data
-  if (params.task !== undefined || params._meta?.progressToken !== undefined) return undefined
+  // A call whose answer is a stream (progress, a tool that talks to its client) never comes here (session.ts).
+  if (params.task !== undefined) return undefined
   const principal = context.get('principal')
-  const entry = await deps.catalog.resolve(principal.tenant, params.name).catch(() => undefined)
-  if (entry?.tool.relaysClient) return undefined
   const link: ClientLink = {
     // Read only if something asks: on Node the response's close tells of a client gone, for less.
     get signal() {

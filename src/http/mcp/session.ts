@@ -57,7 +57,8 @@ export async function answerMcp(
     state.modern ??= modern.createModernHandler(state, deps)
     return state.modern.answer({ context, principal, workspaceId }, body)
   }
-  const direct = await directToolCall(context, deps, workspaceId, body)
+  const streamed = await wantsStream(body, deps, principal)
+  const direct = streamed ? undefined : await directToolCall(context, deps, workspaceId, body)
   if (direct) return direct
   const version =
     context.req.header('mcp-protocol-version') ?? initializeVersion(body) ?? DEFAULT_NEGOTIATED_PROTOCOL_VERSION
@@ -96,7 +97,6 @@ export async function answerMcp(
       return { ...listed, execution: { taskSupport: gated ? ('forbidden' as const) : ('optional' as const) } }
     }),
   }))
-  const streamed = await wantsStream(body, deps, principal)
   let transport: WebStandardStreamableHTTPServerTransport | undefined
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const link: ClientLink = {
