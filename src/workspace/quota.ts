@@ -56,21 +56,22 @@ export function tenantStoragePrefix(tenant: string): string {
   return workspaceKeys.tenantRoot(tenant)
 }
 
+/** The bytes a tenant's workspace files hold now, listed page by page (what the quota and GET /v1/usage count). */
+export async function measureTenantBytes(storage: ObjectStore, tenant: string): Promise<number> {
+  let bytes = 0
+  let cursor: string | undefined
+  do {
+    const page: ListResult = await storage.list(tenantStoragePrefix(tenant), cursor ? { cursor } : {})
+    for (const object of page.objects) bytes += object.size
+    cursor = page.cursor
+  } while (cursor)
+  return bytes
+}
+
 export function createTenantQuota(options: TenantQuotaOptions): TenantQuota {
   // The version of each tenant's record this instance saw last: a reservation first tries it with
   // If-Match (one request), and reads the record only after losing a race.
   const known = new Map<string, Versioned<UsageRecord>>()
-
-  async function measure(storage: ObjectStore, tenant: string): Promise<number> {
-    let bytes = 0
-    let cursor: string | undefined
-    do {
-      const page: ListResult = await storage.list(tenantStoragePrefix(tenant), cursor ? { cursor } : {})
-      for (const object of page.objects) bytes += object.size
-      cursor = page.cursor
-    } while (cursor)
-    return bytes
-  }
 
   /** The record as stored, created by measuring when there is none (or it is unreadable). */
   async function current(storage: ObjectStore, tenant: string): Promise<Versioned<UsageRecord>> {
@@ -82,7 +83,7 @@ export function createTenantQuota(options: TenantQuotaOptions): TenantQuota {
         known.set(tenant, version)
         return version
       }
-      const value = { bytes: await measure(storage, tenant) }
+      const value = { bytes: await measureTenantBytes(storage, tenant) }
       try {
         const info = await writeRecord(storage, key, value, stored?.etag)
         const version = { value, etag: info.etag }

@@ -3,9 +3,9 @@ import type { AuditLog } from '../../audit/audit-log'
 import type { Principal } from '../../auth/principal'
 import { auditActions } from '../../core/audit'
 import { ToolError } from '../../core/errors'
-import { workspaceKeys } from '../../storage/layout'
 import type { ObjectStore } from '../../storage/store'
 import type { UsageLedger } from '../../usage/usage-meter'
+import { measureTenantBytes } from '../../workspace/quota'
 import type { AppEnv } from '../env'
 import { problemContent } from '../problem'
 import { assertKnownQuery } from '../query'
@@ -275,7 +275,7 @@ export function registerOperationRoutes(
     const to = query.to ?? now().toISOString().slice(0, 10)
     const from = query.from ?? new Date(Date.parse(to) - 6 * 86_400_000).toISOString().slice(0, 10)
     const days = daysBetween(from, to)
-    const stored = await storedBytes(deps.storage, principal.tenant)
+    const stored = await measureTenantBytes(deps.storage, principal.tenant)
     const usage = await deps.usage.read(principal.tenant, days)
     return context.json({ tenant: principal.tenant, bytes_stored: stored, days: usage } as never, 200)
   })
@@ -298,16 +298,4 @@ function daysBetween(from: string, to: string): string[] {
     })
   }
   return Array.from({ length: count }, (_, index) => new Date(start + index * 86_400_000).toISOString().slice(0, 10))
-}
-
-/** The bytes under the tenant's workspaces now (what its storage quota counts). */
-async function storedBytes(storage: ObjectStore, tenant: string): Promise<number> {
-  let total = 0
-  let cursor: string | undefined
-  do {
-    const page = await storage.list(workspaceKeys.tenantRoot(tenant), cursor ? { cursor } : {})
-    for (const object of page.objects) total += object.size
-    cursor = page.cursor
-  } while (cursor)
-  return total
 }
