@@ -71,7 +71,8 @@ export async function otelTracing(
     constructor(readonly span: Span) {
       this.recording = span.isRecording()
     }
-    #own(): Context {
+    /** This span as a parent context (its children's, its carrier's). */
+    context(): Context {
       this.#context ??= trace.setSpan(ROOT_CONTEXT, this.span)
       return this.#context
     }
@@ -81,12 +82,12 @@ export async function otelTracing(
     }
     child(name: string, attributes: SpanAttributes = {}, kind: 'internal' | 'client' = 'internal'): TraceSpan {
       return new OtelSpan(
-        tracer.startSpan(name, { kind: kinds[kind], attributes: attributes as Attributes }, this.#own()),
+        tracer.startSpan(name, { kind: kinds[kind], attributes: attributes as Attributes }, this.context()),
       )
     }
     carrier(): TraceCarrier {
       const carrier: Record<string, string> = {}
-      propagator.inject(this.#own(), carrier, defaultTextMapSetter)
+      propagator.inject(this.context(), carrier, defaultTextMapSetter)
       return carrier
     }
     fail(error: unknown): void {
@@ -105,7 +106,7 @@ export async function otelTracing(
   function parentOf(parent: TraceCarrier | TraceSpan | undefined): Context {
     if (!parent) return ROOT_CONTEXT
     // A span of ours is its own parent context, without a round trip through W3C headers.
-    if (parent instanceof OtelSpan) return trace.setSpan(ROOT_CONTEXT, parent.span)
+    if (parent instanceof OtelSpan) return parent.context()
     if ('carrier' in parent && typeof parent.carrier === 'function') {
       return propagator.extract(ROOT_CONTEXT, parent.carrier(), defaultTextMapGetter)
     }
