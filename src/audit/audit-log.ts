@@ -3,6 +3,7 @@ import { sha256Hex } from '../core/digest'
 import { createKeyedLock } from '../core/keyed-lock'
 import { describeCause, type Logger } from '../core/logger'
 import { auditKeys } from '../storage/layout'
+import { listAll } from '../storage/list-all'
 import { isPreconditionFailed, type ObjectStore } from '../storage/store'
 import { canonicalJson } from './canonical-json'
 
@@ -296,17 +297,10 @@ export function createAuditLog(options: AuditLogOptions): AuditLog {
   }
 
   async function verify(tenant: string): Promise<AuditVerification> {
-    const seqs: number[] = []
-    let cursor: string | undefined
-    do {
-      const listed = await storage.list(auditKeys.folder(tenant), cursor ? { cursor } : {})
-      for (const object of listed.objects) {
-        const seq = seqOfKey(object.key)
-        if (seq !== undefined) seqs.push(seq)
-      }
-      cursor = listed.cursor
-    } while (cursor)
-    seqs.sort((a, b) => a - b)
+    const seqs = (await listAll(storage, auditKeys.folder(tenant)))
+      .map((object) => seqOfKey(object.key))
+      .filter((seq): seq is number => seq !== undefined)
+      .sort((a, b) => a - b)
     const problems: AuditProblem[] = []
     const records = new Map<number, AuditRecord>()
     for (let index = 0; index < seqs.length; index += batch) {

@@ -1,6 +1,7 @@
 import { describeCause, type Logger } from '../core/logger'
 import type { UsageFacts, UsageMeter } from '../core/usage'
 import { usageKeys } from '../storage/layout'
+import { listAll } from '../storage/list-all'
 import type { ObjectStore } from '../storage/store'
 
 /**
@@ -212,20 +213,16 @@ export function createUsageLedger(options: UsageLedgerOptions): UsageLedger {
       return Promise.all(
         wanted.map(async (day) => {
           const summed = emptyDay(day)
-          let cursor: string | undefined
-          do {
-            const page = await storage.list(usageKeys.day(tenant, day), cursor ? { cursor } : {})
-            const objects = await Promise.all(page.objects.map((object) => storage.get(object.key)))
-            for (const object of objects) {
-              if (!object) continue
-              try {
-                addDay(summed, JSON.parse(new TextDecoder().decode(object.body)) as Partial<UsageDay>)
-              } catch {
-                log.warn('a usage object is not JSON; left out of the sum', { tenant, day })
-              }
+          const listed = await listAll(storage, usageKeys.day(tenant, day))
+          const objects = await Promise.all(listed.map((object) => storage.get(object.key)))
+          for (const object of objects) {
+            if (!object) continue
+            try {
+              addDay(summed, JSON.parse(new TextDecoder().decode(object.body)) as Partial<UsageDay>)
+            } catch {
+              log.warn('a usage object is not JSON; left out of the sum', { tenant, day })
             }
-            cursor = page.cursor
-          } while (cursor)
+          }
           return summed
         }),
       )

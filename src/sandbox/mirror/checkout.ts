@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { type BigIntStats, constants } from 'node:fs'
 import { chmod, lchown, lstat, mkdir, open, rename, rm } from 'node:fs/promises'
 import { join } from 'node:path'
+import { listAll } from '../../storage/list-all'
 import type { ObjectInfo, ObjectStore } from '../../storage/store'
 import { entryOf, fingerprintMatches, type Manifest, type ManifestEntry } from './manifest'
 import { runPool } from './pool'
@@ -116,17 +117,6 @@ function planFromObjects(objects: ObjectInfo[], prefix: string, manifest: Manife
     if (plan.files.delete(folder)) plan.skipped.push({ path: folder, reason: 'a folder of the same name exists' })
   }
   return plan
-}
-
-async function listAll(storage: ObjectStore, prefix: string): Promise<ObjectInfo[]> {
-  const objects: ObjectInfo[] = []
-  let cursor: string | undefined
-  do {
-    const page = await storage.list(prefix, cursor === undefined ? {} : { cursor })
-    objects.push(...page.objects)
-    cursor = page.cursor
-  } while (cursor)
-  return objects
 }
 
 export function isOwnedBy(stats: { uid: bigint; gid: bigint }, owner: Owner | undefined): boolean {
