@@ -53,12 +53,14 @@ async function copyPackage(name, target, from = process.cwd(), seen = new Set())
 export async function buildNode({ outdir = 'dist' } = {}) {
   return build({
     // policy-worker: the command policy's parser runs in a worker thread (src/sandbox/policy/command-lister.ts);
-    // offload-worker: so does the tools' CPU-heavy work (src/runtimes/offload-pool.ts).
+    // offload-worker: so does the tools' CPU-heavy work (src/runtimes/offload-pool.ts);
+    // otel-export-worker: and the OpenTelemetry exporter's encoding and sending (src/runtimes/otel-worker-exporter.ts).
     entryPoints: {
       node: 'src/runtimes/node.ts',
       cli: 'src/cli/main.ts',
       'policy-worker': 'src/sandbox/policy/policy-worker.ts',
       'offload-worker': 'src/runtimes/offload-worker.ts',
+      'otel-export-worker': 'src/runtimes/otel-export-worker.ts',
     },
     outdir,
     bundle: true,

@@ -25,14 +25,18 @@ const mode = process.argv[2]
 if (mode === 'toolport') {
   const data = await mkdtemp(join(tmpdir(), 'toolport-bench-http-'))
   // The access log goes to stdout like the real service's; the parent reads and drops it.
-  const service = await startNodeService({
-    ...process.env,
-    TOOLPORT_DATA_DIR: join(data, 'data'),
-    TOOLPORT_WORK_DIR: join(data, 'work'),
-    TOOLPORT_API_KEYS: `bench=${benchKey}`,
-    TOOLPORT_SIGNING_SECRET: 'bench-signing-secret-0123456789abcdef',
-    TOOLPORT_SANDBOX: 'none',
-  })
+  const service = await startNodeService(
+    {
+      ...process.env,
+      TOOLPORT_DATA_DIR: join(data, 'data'),
+      TOOLPORT_WORK_DIR: join(data, 'work'),
+      TOOLPORT_API_KEYS: `bench=${benchKey}`,
+      TOOLPORT_SIGNING_SECRET: 'bench-signing-secret-0123456789abcdef',
+      TOOLPORT_SANDBOX: 'none',
+    },
+    undefined,
+    { traceExportWorker: { url: new URL('./otel-export-worker.mjs', import.meta.url) } },
+  )
   const { server, url } = await listen(service.app.fetch)
   const written = await fetch(`${url}/v1/tools/write_file?workspace=bench`, {
     method: 'POST',

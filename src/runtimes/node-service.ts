@@ -21,6 +21,7 @@ import { createNodeMetrics } from './node-metrics'
 import { createNodeServices } from './node-services'
 import { nodeSourceRuntime, watchSourcesFolder } from './node-sources'
 import type { OffloadWorkerOptions } from './offload-pool'
+import type { TraceExportWorkerOptions } from './otel-worker-exporter'
 import { tracingFromEnv } from './tracing'
 
 export interface NodeService {
@@ -62,7 +63,11 @@ function swaggerUiAssets(): DocsAssetLoader {
 export async function startNodeService(
   env: Record<string, string | undefined>,
   lifecycle?: Lifecycle,
-  options: { policyWorker?: PolicyWorkerOptions; offloadWorker?: OffloadWorkerOptions } = {},
+  options: {
+    policyWorker?: PolicyWorkerOptions
+    offloadWorker?: OffloadWorkerOptions
+    traceExportWorker?: TraceExportWorkerOptions
+  } = {},
 ): Promise<NodeService> {
   const log = serviceLogger(env, 'node')
   const fileKeys = await readKeySources(env, 'node')
@@ -94,7 +99,8 @@ export async function startNodeService(
     close: closeServices,
   } = await createNodeServices(config, env, log, {
     shell: needsSandbox(config),
-    ...options,
+    ...(options.policyWorker ? { policyWorker: options.policyWorker } : {}),
+    ...(options.offloadWorker ? { offloadWorker: options.offloadWorker } : {}),
     ...(fleet ? { sessionRegistry: fleet.sessions } : {}),
   })
   // Shared with the built-in authorization server, whose sign-ins it keeps.
@@ -104,7 +110,10 @@ export async function startNodeService(
     config.oauth.issuer === 'builtin'
       ? await (await import('./oauth-server/mount')).nodeOAuthServer(config, storage, log, fleet, audit)
       : undefined
-  const tracing = await tracingFromEnv(env)
+  const tracing = await tracingFromEnv(
+    env,
+    options.traceExportWorker ? { exportWorker: options.traceExportWorker } : {},
+  )
   if (tracing) log.info('tracing: OpenTelemetry over OTLP/HTTP')
   const { app, sources, caller, usage } = createApp({
     config,

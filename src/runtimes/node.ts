@@ -14,10 +14,14 @@ const policyWorker = unbuilt
 const offloadWorker = unbuilt
   ? { url: new URL('./offload-worker.ts', import.meta.url), typescript: true }
   : { url: new URL('./offload-worker.js', import.meta.url) }
+// And the OpenTelemetry exporter, when tracing is on: dist/otel-export-worker.js.
+const traceExportWorker = unbuilt
+  ? { url: new URL('./otel-export-worker.ts', import.meta.url), typescript: true }
+  : { url: new URL('./otel-export-worker.js', import.meta.url) }
 const service = await startNodeService(
   process.env,
   { draining: () => draining },
-  { policyWorker, offloadWorker },
+  { policyWorker, offloadWorker, traceExportWorker },
 ).catch((error: unknown) => {
   console.error(`toolport: ${(error as Error).message}`)
   process.exit(1)

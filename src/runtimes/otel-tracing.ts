@@ -21,40 +21,46 @@ import {
   TraceIdRatioBasedSampler,
 } from '@opentelemetry/sdk-trace-base'
 import type { SpanAttributes, TraceCarrier, TraceSpan, Tracing } from '../core/tracing'
+import { type OtlpExportConfig, otlpExporter } from './otel-exporter'
+import { pooledIdGenerator } from './otel-ids'
+import type { TraceExportWorkerOptions } from './otel-worker-exporter'
 
 /**
  * Tracing with the OpenTelemetry SDK, exported over OTLP/HTTP, when the standard variables ask for it:
  * OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT (+ /v1/traces), and neither
  * OTEL_SDK_DISABLED=true nor OTEL_TRACES_EXPORTER=none. OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL picks
- * http/protobuf (the specification's default, and the cheaper to encode) or http/json. Nothing is registered globally: the tracer
+ * http/protobuf (the specification's default) or http/json; OTEL_BSP_* tune the batches. Nothing is registered globally: the tracer
  * provider, the W3C propagator and every parent context are this object's, passed explicitly.
  */
 export async function otelTracing(
   env: Record<string, string | undefined>,
   version: string,
+  options: { exportWorker?: TraceExportWorkerOptions } = {},
 ): Promise<Tracing | undefined> {
   const url = tracesUrl(env)
   if (!url || env.OTEL_SDK_DISABLED === 'true' || env.OTEL_TRACES_EXPORTER === 'none') return undefined
-  const protocol = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/protobuf'
-  const { OTLPTraceExporter } =
-    protocol === 'http/json'
-      ? await import('@opentelemetry/exporter-trace-otlp-http')
-      : await import('@opentelemetry/exporter-trace-otlp-proto')
-  const exporter = new OTLPTraceExporter({
+  const config: OtlpExportConfig = {
     url,
+    protocol: env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/protobuf',
     ...(env.OTEL_EXPORTER_OTLP_HEADERS ? { headers: parseHeaders(env.OTEL_EXPORTER_OTLP_HEADERS) } : {}),
-  })
+  }
+  const resource = { 'service.name': env.OTEL_SERVICE_NAME ?? 'toolport', 'service.version': version }
+  // On Node the encoding and sending happen in a worker thread; where there is none to start (Lambda,
+  // whose function freezes after each response), in this one.
+  const exporter = options.exportWorker
+    ? (await import('./otel-worker-exporter')).workerSpanExporter(options.exportWorker, config, resource)
+    : await otlpExporter(config)
   const processor = new BatchSpanProcessor(exporter, {
     scheduledDelayMillis: numberOr(env.OTEL_BSP_SCHEDULE_DELAY, 5_000),
     maxQueueSize: numberOr(env.OTEL_BSP_MAX_QUEUE_SIZE, 2_048),
+    maxExportBatchSize: numberOr(env.OTEL_BSP_MAX_EXPORT_BATCH_SIZE, 512),
+    exportTimeoutMillis: numberOr(env.OTEL_BSP_EXPORT_TIMEOUT, 30_000),
   })
   const provider = new BasicTracerProvider({
-    resource: resourceFromAttributes({
-      'service.name': env.OTEL_SERVICE_NAME ?? 'toolport',
-      'service.version': version,
-    }),
+    resource: resourceFromAttributes(resource),
     spanProcessors: [processor],
     sampler: samplerOf(env.OTEL_TRACES_SAMPLER, env.OTEL_TRACES_SAMPLER_ARG),
+    idGenerator: pooledIdGenerator(),
   })
   const tracer = provider.getTracer('toolport', version)
   const propagator = new W3CTraceContextPropagator()

@@ -7,6 +7,12 @@ export interface OtlpSpan {
   parentSpanId?: string
   name: string
   attributes: Record<string, unknown>
+  /** OTLP's SpanKind number (1 internal, 2 server, 3 client). */
+  kind?: number
+  /** OTLP's status code (1 ok, 2 error) and message, when set. */
+  status?: { code?: number; message?: string }
+  events: string[]
+  traceState?: string
 }
 
 interface OtlpBody {
@@ -18,6 +24,10 @@ interface OtlpBody {
         parentSpanId?: unknown
         name: unknown
         attributes?: Array<{ key: string; value: Record<string, unknown> }>
+        kind?: number
+        status?: { code?: number; message?: string }
+        events?: Array<{ name: string }>
+        traceState?: string
       }>
     }>
   }>
@@ -72,6 +82,10 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
               ...(span.parentSpanId ? { parentSpanId: String(span.parentSpanId) } : {}),
               name: String(span.name),
               attributes,
+              ...(span.kind !== undefined ? { kind: span.kind } : {}),
+              ...(span.status && Object.keys(span.status).length > 0 ? { status: span.status } : {}),
+              events: (span.events ?? []).map((event) => event.name),
+              ...(span.traceState ? { traceState: span.traceState } : {}),
             })
           }
         }

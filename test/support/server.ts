@@ -110,8 +110,11 @@ export async function startTestServer(
           sharedAudit,
         )
       : undefined
-  // Tracing as the Node service turns it on: from the OTEL_* variables a suite passes.
-  const tracing = await tracingFromEnv(env)
+  // Tracing as the Node service turns it on: from the OTEL_* variables a suite passes, exported from
+  // the worker thread the service uses (its source, through tsx).
+  const tracing = await tracingFromEnv(env, {
+    exportWorker: { url: new URL('../../src/runtimes/otel-export-worker.ts', import.meta.url), typescript: true },
+  })
   const { app, caller, sources, audit, usage } = createApp({
     config,
     storage,

@@ -1,0 +1,71 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { otelTracing } from '../../src/runtimes/otel-tracing'
+import { newParent, type OtlpReceiver, startOtlpReceiver } from '../support/otlp-receiver'
+
+// The Node service's trace export: spans handed, as data, to the OTLP exporter in a worker thread
+// (src/runtimes/otel-worker-exporter.ts), and what arrives at a real OTLP/HTTP receiver.
+const workerSource = new URL('../../src/runtimes/otel-export-worker.ts', import.meta.url)
+
+describe('trace export from a worker thread', () => {
+  let receiver: OtlpReceiver
+  beforeAll(async () => {
+    receiver = await startOtlpReceiver()
+  })
+  afterAll(() => receiver?.close())
+
+  const env = () => ({
+    OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+    OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+    OTEL_SERVICE_NAME: 'toolport-worker-test',
+  })
+
+  it('delivers every field OTLP carries: ids, parent links, kind, attributes, status, events, trace state', async () => {
+    const tracing = await otelTracing(env(), '9.9.9', { exportWorker: { url: workerSource, typescript: true } })
+    if (!tracing) throw new Error('tracing did not start')
+    const parent = newParent()
+    const call = tracing.start('execute_tool read_file', {
+      kind: 'internal',
+      parent: { traceparent: parent.traceparent, tracestate: 'vendor=opaque,other=1' },
+      attributes: { 'gen_ai.tool.name': 'read_file', 'toolport.tenant': 'acme', count: 3, ok: true },
+    })
+    const upstream = call.child('GET upstream', { 'http.request.method': 'GET' }, 'client')
+    upstream.fail(new Error('upstream refused'))
+    upstream.end()
+    call.setAttributes({ 'toolport.outcome': 'ok' })
+    call.end()
+    // The flush returns once the worker's exporter has sent the batch, not before.
+    await tracing.flush()
+    const spans = receiver.spans.filter((span) => span.traceId === parent.traceId)
+    expect(spans).toHaveLength(2)
+    const callSpan = spans.find((span) => span.name === 'execute_tool read_file')
+    const upstreamSpan = spans.find((span) => span.name === 'GET upstream')
+    expect(callSpan).toMatchObject({
+      parentSpanId: parent.spanId,
+      kind: 1,
+      attributes: { 'gen_ai.tool.name': 'read_file', 'toolport.tenant': 'acme', count: 3, ok: true },
+      traceState: 'vendor=opaque,other=1',
+    })
+    expect(callSpan?.attributes['toolport.outcome']).toBe('ok')
+    expect(upstreamSpan).toMatchObject({
+      parentSpanId: callSpan?.spanId,
+      kind: 3,
+      status: { code: 2, message: 'upstream refused' },
+      events: ['exception'],
+    })
+    expect(upstreamSpan?.spanId).toMatch(/^[0-9a-f]{16}$/)
+    expect(upstreamSpan?.spanId).not.toBe(callSpan?.spanId)
+  })
+
+  it('exports in this thread when the worker entry cannot start, losing no span', async () => {
+    const missing = new URL('./no-such-worker.js', import.meta.url)
+    const tracing = await otelTracing(env(), '9.9.9', { exportWorker: { url: missing } })
+    if (!tracing) throw new Error('tracing did not start')
+    const parent = newParent()
+    for (let index = 0; index < 3; index++) {
+      tracing.start(`span ${index}`, { parent: { traceparent: parent.traceparent } }).end()
+    }
+    await tracing.flush()
+    const spans = receiver.spans.filter((span) => span.traceId === parent.traceId)
+    expect(spans.map((span) => span.name).sort()).toEqual(['span 0', 'span 1', 'span 2'])
+  })
+})
