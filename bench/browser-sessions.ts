@@ -64,8 +64,13 @@ async function tool(name: string, body: unknown): Promise<any> {
   return result
 }
 
-/** RSS of a process and all its descendants, in bytes (Linux /proc). */
-function treeRss(root: number): number {
+/**
+ * RSS and PSS of a process and all its descendants, in bytes (Linux /proc). Summed RSS counts every
+ * page a process maps in full, so the Chromium binary and libraries every renderer maps count once per
+ * renderer; PSS (smaps_rollup) divides each shared page among the processes that map it: summed over
+ * the tree, it is the memory the tree takes from the machine.
+ */
+function treeMemory(root: number): { rss: number; pss: number } {
   const children = new Map<number, number[]>()
   const rss = new Map<number, number>()
   for (const entry of readdirSync('/proc')) {
@@ -79,19 +84,23 @@ function treeRss(root: number): number {
     } catch {}
   }
   let total = 0
+  let pss = 0
   const stack = [root]
   while (stack.length > 0) {
     const pid = stack.pop() as number
     total += rss.get(pid) ?? 0
+    try {
+      pss += Number(/^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'))?.[1] ?? 0) * 1024
+    } catch {}
     stack.push(...(children.get(pid) ?? []))
   }
-  return total
+  return { rss: total, pss }
 }
 
 const puppeteer = await import('puppeteer-core')
 const bare = await puppeteer.launch({
   executablePath: await extractChromium(),
-  args: await chromiumArgs(),
+  args: await chromiumArgs({ zygote: true }),
   headless: 'shell',
 })
 try {
@@ -142,28 +151,42 @@ try {
   const host = await (services.browser as ChromiumBrowser | undefined)?.sessionHost()
   const pid = host?.browser.process()?.pid
   if (pid) {
-    const before = treeRss(pid)
+    const before = treeMemory(pid)
     const extra: string[] = []
     for (let index = 0; index < sessionsForMemory; index++)
       extra.push((await tool('browser_open', { url: siteUrl })).session_id)
     await new Promise((resolve) => setTimeout(resolve, 1000))
-    const after = treeRss(pid)
-    const perSession = (after - before) / sessionsForMemory / 2 ** 20
+    const after = treeMemory(pid)
+    const mb = (bytes: number) => bytes / 2 ** 20
+    const perSession = (field: 'rss' | 'pss') => mb(after[field] - before[field]) / sessionsForMemory
+    // What one 2 GB instance holds: this process (the service, in-process here, with the bench's own
+    // client) and the Chromium tree with one session open, then sessions at their PSS each.
+    const service = mb(process.memoryUsage.rss())
+    const most = Math.floor((2048 - service - mb(before.pss)) / perSession('pss'))
+    const met = perSession('pss') <= 50
     printRows(
       'browser session: memory per open session',
-      ['what', 'Chromium RSS before', 'after', 'per session'],
-      ['l', 'r', 'r', 'r'],
+      ['measure', 'Chromium tree before', 'after', 'per session', 'target'],
+      ['l', 'r', 'r', 'r', 'l'],
       [
         [
-          `${sessionsForMemory} sessions opened on the bench page`,
-          `${(before / 2 ** 20).toFixed(0)} MB`,
-          `${(after / 2 ** 20).toFixed(0)} MB`,
-          `${perSession.toFixed(1)} MB`,
+          `summed RSS, ${sessionsForMemory} sessions opened on the bench page`,
+          `${mb(before.rss).toFixed(0)} MB`,
+          `${mb(after.rss).toFixed(0)} MB`,
+          `${perSession('rss').toFixed(1)} MB`,
+          '',
+        ],
+        [
+          'summed PSS (the memory taken from the machine)',
+          `${mb(before.pss).toFixed(0)} MB`,
+          `${mb(after.pss).toFixed(0)} MB`,
+          `${perSession('pss').toFixed(1)} MB`,
+          `≤ 50 MB ${met ? 'met' : 'MISSED'}`,
         ],
       ],
     )
     note(
-      'memory per session: the summed RSS of the browser process and all its children (renderers, GPU, network), so shared pages count in full; reported, no target.',
+      `memory per session: the browser process and all its children (renderers, zygote, GPU, network). Summed RSS counts the pages every renderer shares (the Chromium binary, its libraries, the zygote's initialized pages) once per renderer, so it adds about 70 MB per session that the machine never spends; PSS divides each shared page among the processes that map it, and its sum is what the tree takes from the machine (the target is on it). Chromium keeps its zygote outside Lambda (src/browser/extract.ts), whose forked renderers share its initialized pages: 28 → 22 MB PSS per session (108 → 95 MB summed RSS) on this machine. One 2 GB instance holds about ${most} sessions at this size: 2048 MB less this process (${service.toFixed(0)} MB RSS: the service in-process with the bench's client) and the Chromium tree with one session (${mb(before.pss).toFixed(0)} MB PSS), before a page of its own weighs more than the bench page.`,
     )
     for (const extraId of extra) await tool('browser_close', { session_id: extraId })
   }

@@ -21,6 +21,8 @@ export interface ChromiumOptions {
    * the browser goes through an egress proxy that asks it; unset, the browser reaches nothing.
    */
   egress?: AddressResolver | undefined
+  /** Keep Chromium's zygote (renderers share its pages); off on Lambda (extract.ts says why). */
+  zygote?: boolean
 }
 
 interface Running {
@@ -95,7 +97,7 @@ export function createChromiumBrowser(options: ChromiumOptions): ChromiumBrowser
     const args = [
       ...(system
         ? ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu', '--no-first-run']
-        : await chromiumArgs()),
+        : await chromiumArgs({ zygote: options.zygote ?? false })),
       ...egress.chromiumArgs,
     ]
     // A pipe instead of a DevTools port: no page can reach the browser's own control channel.

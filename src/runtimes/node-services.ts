@@ -57,6 +57,7 @@ export async function createNodeServices(
         pages: config.browser.pages,
         log,
         egress: http.resolve,
+        zygote: config.runtime !== 'lambda',
       })
     : undefined
   const browserSessions = browser

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process'
 import { PDFDocument } from 'pdf-lib'
 import { afterAll, describe, expect, it } from 'vitest'
 import { createChromiumBrowser } from '../../src/browser/chromium'
@@ -23,6 +24,29 @@ describe('shared Chromium', () => {
       expect(args).not.toContain(flag)
     }
     expect(args).toContain('--no-sandbox')
+    // Lambda's default keeps the package's --no-zygote; elsewhere the zygote stays.
+    expect(args).toContain('--no-zygote')
+    expect(await chromiumArgs({ zygote: true })).not.toContain('--no-zygote')
+  })
+
+  it('keeps the zygote when asked: renderers forked from it, and renders work', { timeout: 120_000 }, async () => {
+    const withZygote = createChromiumBrowser({ pages: 1, log: silentLogger, zygote: true })
+    try {
+      const bytes = await withZygote.renderPdf('<h1>Forked</h1>', options)
+      expect((await PDFDocument.load(bytes)).getPageCount()).toBe(1)
+      const host = await withZygote.sessionHost()
+      const root = host.browser.process()?.pid
+      if (!root) throw new Error('no browser process')
+      // The browser's process tree: a --type=zygote process, and renderers under it, not under the browser.
+      const tree = execFileSync('ps', ['-e', '-o', 'pid=,ppid=,args=']).toString().split('\n')
+      const under = (parent: number) =>
+        tree.filter((line) => Number(line.trim().split(/\s+/)[1]) === parent).map((line) => line.trim())
+      const zygotes = under(root).filter((line) => line.includes('--type=zygote'))
+      expect(zygotes.length).toBeGreaterThan(0)
+      expect(under(root).some((line) => line.includes('--type=renderer'))).toBe(false)
+    } finally {
+      await withZygote.close()
+    }
   })
 
   it('launches once for concurrent first calls and pools pages', { timeout: 120_000 }, async () => {
