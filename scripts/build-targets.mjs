@@ -76,6 +76,23 @@ export async function buildNode({ outdir = 'dist' } = {}) {
 }
 
 /**
+ * zod's `locales` namespace (z.locales: the error messages of 40-odd languages, 267 KB minified, more
+ * than half of zod in a bundle) keeps only `en`. zod re-exports the namespace from its index, and
+ * @hono/zod-openapi hands the whole `z` namespace to zod-to-openapi, so no bundler can tree-shake it;
+ * toolport's messages are zod's default English (set by zod from locales/en.js, which stays), and
+ * nothing calls z.config with another locale. Every module of it was compiled at each cold start.
+ */
+const zodEnglishOnly = {
+  name: 'toolport-zod-english-only',
+  setup(builder) {
+    builder.onLoad({ filter: /[\\/]zod[\\/]v4[\\/]locales[\\/]index\.js$/ }, () => ({
+      contents: 'export { default as en } from "./en.js"',
+      loader: 'js',
+    }))
+  },
+}
+
+/**
  * One ESM entry file with every dependency inside, AWS SDK included (the runtime's copy is a version
  * we do not control).
  *
@@ -100,9 +117,12 @@ export async function buildLambda({ outdir = 'dist/lambda', copyExternals = true
     format: 'esm',
     target: 'node20',
     minify: true,
-    keepNames: true,
+    // No keepNames: its __name call for every function and class bundled was about a tenth of a cold
+    // start's import (bench/cold-start.ts); error classes set their own names.
+    keepNames: false,
     sourcemap: 'linked',
     external: lambdaExternals,
+    plugins: [zodEnglishOnly],
     // CommonJS dependencies call require() for Node built-ins; ESM has no require of its own.
     banner: {
       js: "import { createRequire as __toolportRequire } from 'node:module';const require = __toolportRequire(import.meta.url);",
@@ -160,7 +180,7 @@ export async function buildWorker({ outdir = 'dist/worker' } = {}) {
     keepNames: true,
     sourcemap: 'linked',
     external: ['node:*', 'cloudflare:*'],
-    plugins: [nodeOnlyFamilies],
+    plugins: [nodeOnlyFamilies, zodEnglishOnly],
     metafile: true,
     legalComments: 'none',
     logLevel: 'warning',
