@@ -163,6 +163,42 @@ describe('MCP 2026-07-28', () => {
     await client.close()
   })
 
+  it('answers a plain tools/call directly exactly as the SDK answers it', async () => {
+    // A plain call (the envelope's three claims) is answered without the SDK's per-request server; the
+    // same call with a log level in its envelope goes through the SDK. Both must read the same.
+    const written = await post('tools/call', {
+      name: 'write_file',
+      arguments: { path: 'direct.txt', content: 'one\ntwo\n' },
+      _meta: envelope(),
+    })
+    expect(written.status).toBe(200)
+    const through = (name: string, args: Record<string, unknown>, sdk: boolean) =>
+      post('tools/call', {
+        name,
+        arguments: args,
+        _meta: sdk ? { ...envelope(), 'io.modelcontextprotocol/logLevel': 'error' } : envelope(),
+      }).then(async (response) => ({ status: response.status, body: await response.json() }))
+    // A problem carries its request's id: the one thing two answers may not share.
+    const comparable = (answer: { status: number; body: unknown }) =>
+      JSON.parse(JSON.stringify(answer).replace(/\\"request_id\\":\\"[^"\\]+\\"/g, ''))
+    for (const [name, args] of [
+      ['read_file', { path: 'direct.txt' }],
+      ['read_file', { path: '../escape' }],
+      ['read_file', { path: 'direct.txt', surplus: true }],
+      ['no_such_tool', {}],
+    ] as const) {
+      const direct = await through(name, args, false)
+      const sdk = await through(name, args, true)
+      expect(comparable(direct)).toEqual(comparable(sdk))
+      expect(direct.status).toBe(200)
+    }
+    const { body } = await through('read_file', { path: 'direct.txt' }, false)
+    expect(body.result.resultType).toBe('complete')
+    expect(body.result.structuredContent.content).toBe('one\ntwo\n')
+    expect(body.result._meta['io.modelcontextprotocol/serverInfo'].name).toBe('toolport')
+    expect((await through('no_such_tool', {}, false)).body.error.code).toBe(-32602)
+  })
+
   it('keeps serving 2025-11-25 clients on the same endpoint', async () => {
     const response = await fetch(`${server.url}/mcp`, {
       method: 'POST',

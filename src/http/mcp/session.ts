@@ -21,6 +21,7 @@ import {
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js'
+import type { InboundClassificationOutcome } from '@modelcontextprotocol/server'
 import type { Context } from 'hono'
 import { ToolError } from '../../core/errors'
 import type { Logger } from '../../core/logger'
@@ -28,7 +29,7 @@ import type { AppEnv } from '../env'
 import { gatedListing } from './approvals'
 import { type ClientLink, callTool, metaCarrier } from './call'
 import { randomRequestIdBase } from './client-requests'
-import { directToolCall } from './direct-call'
+import { directModernToolCall, directToolCall } from './direct-call'
 import { sessionStream } from './session-stream'
 import { listingOf, type McpDeps, type McpState } from './state'
 import { protocolFault, resourceNotFound, type SurfaceRequest } from './surface'
@@ -52,7 +53,11 @@ export async function answerMcp(
   const principal = context.get('principal')
   // An answer to a request relayed to this client (sampling, elicitation) goes to the call that asked.
   if (state.clientRequests.deliver(principal, body)) return new Response(null, { status: 202 })
-  if (await speaksModern(context.req.raw, body)) {
+  const modernEra = await modernRoute(state, context.req.raw, body)
+  if (modernEra) {
+    const streamed = modernEra.route === undefined || (await wantsStream(body, deps, principal))
+    const direct = streamed ? undefined : await directModernToolCall(context, deps, workspaceId, body, modernEra.route)
+    if (direct) return direct
     const modern = await import('./modern')
     state.modern ??= modern.createModernHandler(state, deps)
     return state.modern.answer({ context, principal, workspaceId }, body)
@@ -271,7 +276,16 @@ async function protocolErrors<T>(work: () => Promise<T>, context: Context<AppEnv
  * own words): the SDK's isLegacyRequest decides, asked only where a claim could be, so the 2025 path
  * does not load the v2 SDK.
  */
-async function speaksModern(request: Request, body: unknown): Promise<boolean> {
+/**
+ * Whether a request is of the 2026-07-28 era, by the v2 SDK's own classification (isLegacyRequest is
+ * the same call on the request's headers), made once: false for the 2025 era, else the SDK's route
+ * (a modern request, or the refusal the SDK answers), which the direct call reuses.
+ */
+async function modernRoute(
+  state: McpState,
+  request: Request,
+  body: unknown,
+): Promise<false | { route?: InboundClassificationOutcome }> {
   const header = request.headers.get('mcp-protocol-version')
   const claims =
     (header !== null && header >= '2026-07-28') ||
@@ -282,8 +296,21 @@ async function speaksModern(request: Request, body: unknown): Promise<boolean> {
         ] !== undefined,
     )
   if (!claims) return false
-  const { isLegacyRequest } = await import('@modelcontextprotocol/server')
-  return !(await isLegacyRequest(request, body))
+  // No parsed body: the SDK reads the request's own.
+  if (body === undefined) {
+    const { isLegacyRequest } = await import('@modelcontextprotocol/server')
+    return (await isLegacyRequest(request, body)) ? false : {}
+  }
+  // Kept once loaded: a dynamic import() per request costs a trip through the module loader.
+  state.classify ??= (await import('@modelcontextprotocol/server')).classifyInboundRequest
+  const route = state.classify({
+    httpMethod: request.method,
+    body,
+    protocolVersionHeader: request.headers.get('mcp-protocol-version') ?? undefined,
+    mcpMethodHeader: request.headers.get('mcp-method') ?? undefined,
+    mcpNameHeader: request.headers.get('mcp-name') ?? undefined,
+  })
+  return route.kind === 'legacy' ? false : { route }
 }
 
 function initializeVersion(body: unknown): string | undefined {

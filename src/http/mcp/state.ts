@@ -39,6 +39,8 @@ export interface McpState {
   sessions: McpSessions
   /** The 2026-07-28 server (modern.ts), made on the first request that speaks it. */
   modern?: { answer(ask: McpAsk, body: unknown): Promise<Response> }
+  /** The v2 SDK's request classification, loaded on the first request that claims 2026-07-28. */
+  classify?: typeof import('@modelcontextprotocol/server')['classifyInboundRequest']
 }
 
 export function mcpState(deps: McpDeps): McpState {
