@@ -1,13 +1,11 @@
 import { availableParallelism } from 'node:os'
-import { Worker } from 'node:worker_threads'
+import type { Worker } from 'node:worker_threads'
 import { ToolError } from '../core/errors'
+import { startWorker, type WorkerEntry } from '../core/worker-entry'
 import { type CarriedError, type Offload, type OffloadOptions, rebuildError } from '../tools/offload'
 
-export interface OffloadWorkerOptions {
-  /** The built worker entry (dist/offload-worker.js), or its .ts source with `typescript`. */
-  url: URL
-  /** Load the source through tsx (npm run dev, tests): register tsx's hooks in the worker first. */
-  typescript?: boolean
+/** The entry is dist/offload-worker.js, or src/runtimes/offload-worker.ts through tsx. */
+export interface OffloadWorkerOptions extends WorkerEntry {
   /** Worker threads at most (default: the machine's cores, 1 to 4). */
   size?: number
   /** Tasks waiting for a worker at most; past it a call gets 429 (default 64). */
@@ -49,14 +47,7 @@ export function createOffloadPool(options: OffloadWorkerOptions): Offload & { cl
   let nextId = 0
 
   function spawn(): Slot {
-    // Loader hooks are per thread: a worker does not inherit the tsx that runs its parent.
-    const resourceLimits = { maxOldGenerationSizeMb: options.maxHeapMb ?? 2048 }
-    const worker = options.typescript
-      ? new Worker(
-          `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(options.url.href)}) })`,
-          { eval: true, resourceLimits },
-        )
-      : new Worker(options.url, { resourceLimits })
+    const worker = startWorker(options, { resourceLimits: { maxOldGenerationSizeMb: options.maxHeapMb ?? 2048 } })
     worker.unref()
     const slot: Slot = { worker, answered: false }
     worker.on('message', (answer: Answer) => {

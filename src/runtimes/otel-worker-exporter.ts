@@ -1,16 +1,13 @@
-import { Worker } from 'node:worker_threads'
+import type { Worker } from 'node:worker_threads'
 import type { Attributes } from '@opentelemetry/api'
 import { type ExportResult, ExportResultCode } from '@opentelemetry/core'
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base'
+import { startWorker, type WorkerEntry } from '../core/worker-entry'
 import { type OtlpExportConfig, otlpExporter } from './otel-exporter'
 import { type SentSpan, sendSpan } from './otel-span-transfer'
 
-export interface TraceExportWorkerOptions {
-  /** The built worker entry (dist/otel-export-worker.js), or its .ts source with `typescript`. */
-  url: URL
-  /** Load the source through tsx (npm run dev, tests): register tsx's hooks in the worker first. */
-  typescript?: boolean
-}
+/** The entry is dist/otel-export-worker.js, or src/runtimes/otel-export-worker.ts through tsx. */
+export type TraceExportWorkerOptions = WorkerEntry
 
 interface Pending {
   spans: ReadableSpan[]
@@ -59,13 +56,7 @@ export function workerSpanExporter(
 
   function started(): Worker {
     if (worker) return worker
-    const workerData = { config, resource }
-    const own = entry.typescript
-      ? new Worker(
-          `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(entry.url.href)}) })`,
-          { eval: true, workerData },
-        )
-      : new Worker(entry.url, { workerData })
+    const own = startWorker(entry, { workerData: { config, resource } })
     own.unref()
     own.on('message', ({ id, code, error }: { id: number; code: ExportResultCode; error?: string }) => {
       answered = true

@@ -88,9 +88,14 @@ export async function directModernToolCall(
   if (headers.get('mcp-name') !== params.name) return undefined
   const meta = params._meta as Record<string, unknown> | undefined
   if (!isObject(meta) || !plainEnvelope(meta)) return undefined
-  const parsed = CallToolRequestSchema.safeParse(body)
-  if (!parsed.success) return undefined
-  const answer = await answered(context, deps, workspaceId, plain.id, parsed.data.params, modernVersion)
+  // What the SDK's CallToolRequest schema would check of these three keys, checked here.
+  if (params.arguments !== undefined && !isObject(params.arguments)) return undefined
+  const call: CallParams = {
+    name: params.name,
+    ...(params.arguments !== undefined ? { arguments: params.arguments } : {}),
+    _meta: meta,
+  }
+  const answer = await answered(context, deps, workspaceId, plain.id, call, modernVersion)
   if ('error' in answer) return json({ jsonrpc: '2.0', id: plain.id, error: answer.error })
   // A call made with task 'none' is never answered with a task (call.ts); kept from the type alone.
   if (!('result' in answer))
@@ -130,6 +135,8 @@ function plainCall(
 function plainEnvelope(meta: Record<string, unknown>): boolean {
   for (const key in meta) if (!modernMetaKeys.has(key)) return false
   if (meta['io.modelcontextprotocol/protocolVersion'] !== modernVersion) return false
+  for (const key of ['traceparent', 'tracestate'])
+    if (meta[key] !== undefined && typeof meta[key] !== 'string') return false
   const client = meta['io.modelcontextprotocol/clientInfo']
   if (!isObject(client) || typeof client.name !== 'string' || typeof client.version !== 'string') return false
   const capabilities = meta['io.modelcontextprotocol/clientCapabilities']
