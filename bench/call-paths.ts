@@ -14,9 +14,12 @@ import { type Child, startChild } from './support/child'
 import { benchKey } from './support/http-constants'
 import { buildHttpServerBundle } from './support/http-server-bundle'
 
-// Seven trials: on two cores the machine's own speed moves a trial by ±10%, which a median of five did not settle.
-const trials = Number(process.env.BENCH_TRIALS ?? 7)
-const seconds = Number(process.env.BENCH_SECONDS ?? 5)
+// On two shared cores the machine's own speed drifts by ±10% within a minute, which moved whole
+// trials (a path measured 5 s after another): each fresh server now serves rounds of short segments,
+// every path once a round, and a ratio is taken within each round, where the machine is the same.
+const trials = Number(process.env.BENCH_TRIALS ?? 5)
+const rounds = Number(process.env.BENCH_ROUNDS ?? 3)
+const seconds = Number(process.env.BENCH_SECONDS ?? 2)
 const warmupSeconds = 2
 const connections = 32
 const publicUrl = 'https://toolport.bench.test'
@@ -139,7 +142,8 @@ async function cannon(url: string, path: Path, duration: number) {
   return result.requests.average
 }
 
-async function trial(): Promise<number[]> {
+/** One fresh server: each round's requests per second, one entry per path. */
+async function trial(): Promise<number[][]> {
   const node = profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : []
   const child: Child = await startChild([...node, serverBundle, 'toolport'], {
     TOOLPORT_PUBLIC_URL: publicUrl,
@@ -155,16 +159,20 @@ async function trial(): Promise<number[]> {
       }
       await cannon(url, path, warmupSeconds)
     }
-    const rates: number[] = []
-    for (const path of paths) rates.push(await cannon(url, path, seconds))
-    return rates
+    const measured: number[][] = []
+    for (let round = 0; round < rounds; round++) {
+      const rates: number[] = []
+      for (const path of paths) rates.push(await cannon(url, path, seconds))
+      measured.push(rates)
+    }
+    return measured
   } finally {
     await child.stop()
   }
 }
 
 const runs: number[][] = []
-for (let index = 0; index < trials; index++) runs.push(await trial())
+for (let index = 0; index < trials; index++) runs.push(...(await trial()))
 await new Promise<void>((resolve) => issuerServer.close(() => resolve()))
 
 const targets = new Map<Path, number>([
@@ -187,7 +195,7 @@ const rows = paths.map((path, column) => {
   ]
 })
 printRows(
-  `Call paths: read_file of 1 KB, ${connections} connections, ${trials} × ${seconds} s per path (median, min–max)`,
+  `Call paths: read_file of 1 KB, ${connections} connections, ${trials} servers × ${rounds} rounds × ${seconds} s per path (median, min–max)`,
   ['path', 'requests/s', 'ratio (req/s)', 'target'],
   ['l', 'r', 'r', 'l'],
   rows,

@@ -3,8 +3,9 @@
 // this process, each request carrying a sampled traceparent. Both servers are the bundled Node service
 // of bench/http-overhead.ts, one at a time, alternated per trial. Goal: with tracing on, ≥ 90% of the
 // requests per second without it. Tracing off is a no-op object on the call path (core/tracing.ts):
-// its cost is measured apart, per call, against the call's own CPU. Seven trials by default: on two
-// cores the machine's own speed moves a trial by ±10%, which a median of five pairs did not settle.
+// its cost is measured apart, per call, against the call's own CPU. On two shared cores the machine's
+// own speed drifts by ±10% within a minute, which moved whole trials: each trial now starts both
+// servers and alternates short segments between them, and a ratio is taken within each round.
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import autocannon from 'autocannon'
@@ -14,8 +15,9 @@ import { type Child, startChild } from './support/child'
 import { benchKey } from './support/http-constants'
 import { buildHttpServerBundle } from './support/http-server-bundle'
 
-const trials = Number(process.env.BENCH_TRIALS ?? 7)
-const seconds = Number(process.env.BENCH_SECONDS ?? 5)
+const trials = Number(process.env.BENCH_TRIALS ?? 3)
+const rounds = Number(process.env.BENCH_ROUNDS ?? 5)
+const seconds = Number(process.env.BENCH_SECONDS ?? 2)
 const warmupSeconds = 2
 const connections = 32
 const target = 0.9
@@ -53,27 +55,34 @@ async function cannon(url: string, duration: number) {
   return { rps: result.requests.average, p99: result.latency.p99 }
 }
 
-async function trial(env: Record<string, string>) {
+const on = { OTEL_EXPORTER_OTLP_ENDPOINT: receiverUrl, OTEL_SERVICE_NAME: 'toolport-bench' }
+const runs = { off: [] as Array<{ rps: number; p99: number }>, on: [] as Array<{ rps: number; p99: number }> }
+
+/** One pair of fresh servers, off and on, both warmed, then `rounds` rounds of one segment each. */
+async function trial(): Promise<void> {
   // BENCH_PROFILE=DIR writes each server's CPU profile there (node --cpu-prof).
   const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : []
-  const child: Child = await startChild([...profile, serverBundle, 'toolport'], env)
+  const off: Child = await startChild([...profile, serverBundle, 'toolport'], {})
+  const traced: Child = await startChild([...profile, serverBundle, 'toolport'], on)
   try {
-    const url = child.ready.url as string
-    await cannon(url, warmupSeconds)
-    return await cannon(url, seconds)
+    const urls = { off: off.ready.url as string, on: traced.ready.url as string }
+    await cannon(urls.off, warmupSeconds)
+    await cannon(urls.on, warmupSeconds)
+    for (let round = 0; round < rounds; round++) {
+      runs.off.push(await cannon(urls.off, seconds))
+      const before = exported
+      runs.on.push(await cannon(urls.on, seconds))
+      if (round === rounds - 1 && exported === before) {
+        // Batches leave every 5 s or per 512 spans: a round of thousands of calls sends some.
+        throw new Error('tracing was on, yet nothing reached the receiver')
+      }
+    }
   } finally {
-    await child.stop()
+    await Promise.all([off.stop(), traced.stop()])
   }
 }
 
-const on = { OTEL_EXPORTER_OTLP_ENDPOINT: receiverUrl, OTEL_SERVICE_NAME: 'toolport-bench' }
-const runs = { off: [] as Array<{ rps: number; p99: number }>, on: [] as Array<{ rps: number; p99: number }> }
-for (let index = 0; index < trials; index++) {
-  runs.off.push(await trial({}))
-  const before = exported
-  runs.on.push(await trial(on))
-  if (exported === before) throw new Error('tracing was on, yet nothing reached the receiver')
-}
+for (let index = 0; index < trials; index++) await trial()
 await new Promise<void>((resolve) => receiver.close(() => resolve()))
 
 // What tracing off costs a call: the span the caller starts, its carrier and its end, on the no-op object.
@@ -91,7 +100,7 @@ const rps = (mode: 'off' | 'on') => summarize(runs[mode].map((run) => run.rps))
 const p99 = (mode: 'off' | 'on') => summarize(runs[mode].map((run) => run.p99))
 const met = ratio.p50 >= target
 printRows(
-  `Tracing: read_file of 1 KB, ${connections} connections, ${trials} × ${seconds} s (median, min–max)`,
+  `Tracing: read_file of 1 KB, ${connections} connections, ${trials} server pairs × ${rounds} rounds × ${seconds} s (median, min–max)`,
   ['tracing', 'requests/s', 'p99 latency', 'ratio (req/s)', 'target'],
   ['l', 'r', 'r', 'r', 'l'],
   [

@@ -62,7 +62,7 @@ export async function directToolCall(
  * clientInfo and capabilities of the right shapes and nothing else (no progress token, log level, input
  * responses or request state: a resumed call); no Tasks extension declared (the call might be answered
  * with a task). The result is stamped as the SDK stamps one: `resultType: "complete"` and the server's
- * identity under `_meta`. mcp-modern.test.ts checks both paths answer the same.
+ * identity under `_meta`. test/contract/mcp-2026.test.ts checks both paths answer the same.
  */
 export async function directModernToolCall(
   context: Context<AppEnv>,

@@ -273,13 +273,10 @@ async function protocolErrors<T>(work: () => Promise<T>, context: Context<AppEnv
 
 /**
  * Whether a request speaks 2026-07-28 (or claims a later revision, which that server refuses in its
- * own words): the SDK's isLegacyRequest decides, asked only where a claim could be, so the 2025 path
- * does not load the v2 SDK.
- */
-/**
- * Whether a request is of the 2026-07-28 era, by the v2 SDK's own classification (isLegacyRequest is
- * the same call on the request's headers), made once: false for the 2025 era, else the SDK's route
- * (a modern request, or the refusal the SDK answers), which the direct call reuses.
+ * own words): the v2 SDK's own classification decides (isLegacyRequest is the same call on the
+ * request's headers), asked only where a claim could be, so the 2025 path does not load the v2 SDK,
+ * and made once: false for the 2025 era, else the SDK's route (a modern request, or the refusal the
+ * SDK answers), which the direct call reuses.
  */
 async function modernRoute(
   state: McpState,
