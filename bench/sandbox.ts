@@ -20,7 +20,7 @@ const containerIterations = Number(process.env.BENCH_CONTAINER_ITERATIONS ?? 20)
 function spawnTrue(file: string, args: string[], inputs: readonly Uint8Array[] = []): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn(file, args, { stdio: ['ignore', 'ignore', 'ignore', ...inputs.map(() => 'pipe' as const)] })
-    inputs.forEach((input, index) => (child.stdio[3 + index] as NodeJS.WritableStream).end(input))
+    for (const [index, input] of inputs.entries()) (child.stdio[3 + index] as NodeJS.WritableStream).end(input)
     child.once('error', reject)
     child.once('exit', () => resolve())
   })
