@@ -1,8 +1,8 @@
 import { availableParallelism } from 'node:os'
 import type { Worker } from 'node:worker_threads'
 import { ToolError } from '../core/errors'
-import { startWorker, type WorkerEntry } from '../core/worker-entry'
 import { type CarriedError, type Offload, type OffloadOptions, rebuildError } from '../tools/offload'
+import { startWorker, type WorkerEntry } from './worker-entry'
 
 /** The entry is dist/offload-worker.js, or src/runtimes/offload-worker.ts through tsx. */
 export interface OffloadWorkerOptions extends WorkerEntry {

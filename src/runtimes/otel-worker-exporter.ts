@@ -2,9 +2,9 @@ import type { Worker } from 'node:worker_threads'
 import type { Attributes } from '@opentelemetry/api'
 import { type ExportResult, ExportResultCode } from '@opentelemetry/core'
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base'
-import { startWorker, type WorkerEntry } from '../core/worker-entry'
 import { type OtlpExportConfig, otlpExporter } from './otel-exporter'
 import { type SentSpan, sendSpan } from './otel-span-transfer'
+import { startWorker, type WorkerEntry } from './worker-entry'
 
 /** The entry is dist/otel-export-worker.js, or src/runtimes/otel-export-worker.ts through tsx. */
 export type TraceExportWorkerOptions = WorkerEntry

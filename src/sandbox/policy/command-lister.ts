@@ -1,13 +1,15 @@
-import type { Worker } from 'node:worker_threads'
-import { startWorker, type WorkerEntry } from '../../core/worker-entry'
+import { Worker } from 'node:worker_threads'
 import type { CommandName } from './command-names'
 import { ShellSyntaxError, ShellTooComplexError } from './shell-syntax'
 
 /** Finds the programs a command line runs (commandNames), wherever that work is done. */
 export type CommandLister = (command: string) => Promise<CommandName[]>
 
-/** The entry is dist/policy-worker.js, or src/sandbox/policy/policy-worker.ts through tsx. */
-export interface PolicyWorkerOptions extends WorkerEntry {
+export interface PolicyWorkerOptions {
+  /** The built policy-worker entry (dist/policy-worker.js), or its .ts source with `typescript`. */
+  url: URL
+  /** Load the source through tsx (npm run dev, tests): register tsx's hooks in the worker first. */
+  typescript?: boolean
   /** A check still running after this ends with ShellTooComplexError, and its worker is replaced. */
   timeoutMs?: number
 }
@@ -36,7 +38,13 @@ export function createWorkerLister(options: PolicyWorkerOptions): CommandLister 
 
   function started(): Worker {
     if (worker) return worker
-    const created = startWorker(options)
+    // Loader hooks are per thread: a worker does not inherit the tsx that runs its parent.
+    const created = options.typescript
+      ? new Worker(
+          `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(options.url.href)}) })`,
+          { eval: true },
+        )
+      : new Worker(options.url)
     created.unref()
     let answered = false
     created.on('message', (answer: Answer) => {
