@@ -82,14 +82,21 @@ export async function buildNode({ outdir = 'dist' } = {}) {
  * toolport's messages are zod's default English (set by zod from locales/en.js, which stays), and
  * nothing calls z.config with another locale. Every module of it was compiled at each cold start.
  */
-const zodEnglishOnly = {
-  name: 'toolport-zod-english-only',
-  setup(builder) {
-    builder.onLoad({ filter: /[\\/]zod[\\/]v4[\\/]locales[\\/]index\.js$/ }, () => ({
-      contents: 'export { default as en } from "./en.js"',
-      loader: 'js',
-    }))
-  },
+const zodEnglishOnly = replacedModule(
+  'toolport-zod-english-only',
+  /[\\/]zod[\\/]v4[\\/]locales[\\/]index\.js$/,
+  'export { default as en } from "./en.js"',
+  'js',
+)
+
+/** An esbuild plugin that bundles `contents` in place of every module whose path matches `filter`. */
+function replacedModule(name, filter, contents, loader) {
+  return {
+    name,
+    setup(builder) {
+      builder.onLoad({ filter }, () => ({ contents, loader }))
+    },
+  }
 }
 
 /**
@@ -151,15 +158,12 @@ export async function buildLambda({ outdir = 'dist/lambda', copyExternals = true
 // The Worker serves its own catalog (src/runtimes/worker-service.ts); the full catalog still reaches
 // the bundle through createApp's default. Its Node-only families are replaced by empty lists so
 // their packages (exceljs, docx, pptxgenjs: node:stream, fs) never enter the Worker.
-const nodeOnlyFamilies = {
-  name: 'toolport-node-only-families',
-  setup(builder) {
-    builder.onLoad({ filter: /[\\/]src[\\/]tools[\\/]documents[\\/]index\.ts$/ }, () => ({
-      contents: 'export const documentTools = []',
-      loader: 'ts',
-    }))
-  },
-}
+const nodeOnlyFamilies = replacedModule(
+  'toolport-node-only-families',
+  /[\\/]src[\\/]tools[\\/]documents[\\/]index\.ts$/,
+  'export const documentTools = []',
+  'ts',
+)
 
 /**
  * The Worker: bundled for workerd (browser-style package entry points, node: built-ins left to the
