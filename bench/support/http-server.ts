@@ -45,8 +45,15 @@ if (mode === 'toolport') {
   })
   if (written.status !== 200) throw new Error(`write_file failed: ${written.status}`)
   console.log(JSON.stringify({ ready: true, url }))
+  // As the service's own entry does (runtimes/node.ts): what is still buffered (spans) goes out first.
   process.once('SIGTERM', () =>
-    server.close(() => void rm(data, { recursive: true, force: true }).then(() => process.exit(0))),
+    server.close(
+      () =>
+        void service
+          .close()
+          .then(() => rm(data, { recursive: true, force: true }))
+          .then(() => process.exit(0)),
+    ),
   )
 } else if (mode === 'plain') {
   // The file at the same depth below a data folder as toolport's fs storage keeps it.

@@ -1,3 +1,5 @@
+import { readdir, readFile } from 'node:fs/promises'
+import { getPriority } from 'node:os'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { otelTracing } from '../../src/runtimes/otel-tracing'
 import { newParent, type OtlpReceiver, startOtlpReceiver } from '../support/otlp-receiver'
@@ -54,6 +56,27 @@ describe('trace export from a worker thread', () => {
     })
     expect(upstreamSpan?.spanId).toMatch(/^[0-9a-f]{16}$/)
     expect(upstreamSpan?.spanId).not.toBe(callSpan?.spanId)
+  })
+
+  it('runs the export thread at nice 10 on Linux, leaving the serving threads at their own priority', async () => {
+    const niceOfThreads = async () => {
+      const tasks = await readdir('/proc/self/task')
+      const values = await Promise.all(
+        tasks.map(async (task) => {
+          const stat = await readFile(`/proc/self/task/${task}/stat`, 'utf8').catch(() => '')
+          // Fields after the command name (which may hold spaces) end at ')': nice is field 19.
+          return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16])
+        }),
+      )
+      return values.filter((value) => value === 10).length
+    }
+    const before = await niceOfThreads()
+    const tracing = await otelTracing(env(), '9.9.9', { exportWorker: { url: workerSource, typescript: true } })
+    if (!tracing) throw new Error('tracing did not start')
+    tracing.start('priority probe', {}).end()
+    await tracing.flush()
+    expect(await niceOfThreads()).toBe(before + 1)
+    expect(getPriority(0)).toBe(0)
   })
 
   it('exports in this thread when the worker entry cannot start, losing no span', async () => {

@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { watchListening } from '../support/listening'
+import { newParent, startOtlpReceiver } from '../support/otlp-receiver'
 
 const root = new URL('../..', import.meta.url).pathname
 let dataDir: string
@@ -126,6 +127,38 @@ describe('the built Node service (what npm start runs)', () => {
     expect(service.output()).not.toMatch(/offload worker/)
     service.child.kill('SIGTERM')
     expect(await exitCode(service.child)).toBe(0)
+  })
+
+  it('exports traces from its worker (dist/otel-export-worker.js) and sends what is still buffered on SIGTERM', async () => {
+    const receiver = await startOtlpReceiver()
+    try {
+      // The batch delay is far beyond the test: only the shutdown's flush can deliver these spans.
+      const service = startService({
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_BSP_SCHEDULE_DELAY: '600000',
+      })
+      const url = await service.url
+      const parent = newParent()
+      for (let index = 0; index < 3; index++) {
+        const response = await fetch(`${url}/v1/tools/write_file`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', traceparent: parent.traceparent },
+          body: JSON.stringify({ path: `traced-${index}.txt`, content: 'hi' }),
+        })
+        expect(response.status).toBe(200)
+      }
+      expect(receiver.spans.filter((span) => span.traceId === parent.traceId)).toEqual([])
+      service.child.kill('SIGTERM')
+      expect(await exitCode(service.child)).toBe(0)
+      const calls = receiver.spans.filter(
+        (span) => span.traceId === parent.traceId && span.name === 'execute_tool write_file',
+      )
+      expect(calls).toHaveLength(3)
+      expect(service.output()).not.toMatch(/export worker/)
+    } finally {
+      await receiver.close()
+    }
   })
 
   it('refuses to start on a public address without keys, with a clear message', async () => {
