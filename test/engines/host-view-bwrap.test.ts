@@ -44,3 +44,22 @@ describe('what the bwrap sandbox sees of the host', () => {
     expect(mounts.some((mount) => mount.root.startsWith(process.cwd()))).toBe(false)
   })
 })
+
+// Without the overlay the chain to bwrap is shorter (no unshare and mount shell): its environment too stays empty.
+describe('what the bwrap sandbox sees of the host, without the workspace overlay', () => {
+  let server: TestServer
+  beforeAll(async () => {
+    server = await startTestServer({ TOOLPORT_SANDBOX: 'bwrap', TOOLPORT_SHELL_OVERLAY: 'off' }, { shell: true })
+  })
+  afterAll(async () => {
+    await server.stop()
+  })
+
+  it('finds nothing in /proc/1/environ: not even the service folder as PWD', async () => {
+    const result = await server.call('execute_command', {
+      command: 'wc -c < /proc/1/environ; tr "\\0" "\\n" < /proc/1/environ',
+    })
+    expect(result.status, JSON.stringify(result.body)).toBe(200)
+    expect(result.body.stdout).toBe('0\n')
+  })
+})

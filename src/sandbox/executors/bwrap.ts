@@ -22,7 +22,10 @@ export interface BwrapOptions extends BwrapLayout {
   noOverlay?: string
 }
 
-const joinCgroupsScript = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"'
+// The shell exports PWD (and OLDPWD) to what it runs: unset here, no program on the way to bwrap adds any
+// variable, so bwrap (whose environment /proc/1/environ shows inside) starts with none, without an env -i.
+const joinCgroupsScript =
+  'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; unset PWD OLDPWD; exec "$@"'
 
 export function createBwrapSandbox(options: BwrapOptions): Sandbox {
   const { limits } = options
@@ -87,8 +90,9 @@ export function createBwrapSandbox(options: BwrapOptions): Sandbox {
 /**
  * The whole chain that starts one sandboxed program: join the run's cgroups, set rlimits, drop to the
  * sandbox user (as root), then bwrap with the request's namespaces and mounts. bwrap is pid 1 of the
- * sandbox: it starts with no environment at all (a shell on the way exports PWD, which /proc/1/environ
- * would show) in /, and its options arrive through descriptor 3 (see bwrap-arguments.ts).
+ * sandbox: it starts with no environment at all (each shell on the way unsets the PWD it would export,
+ * which /proc/1/environ would show) in /, and its options arrive through descriptor 3 (see
+ * bwrap-arguments.ts).
  */
 export async function bwrapChain(
   options: BwrapOptions,
@@ -109,7 +113,7 @@ export async function bwrapChain(
   const invocation = await bwrapInvocation(options, request, behindForwarder ? addressSpace : [])
   const overlay = request.overlay && options.overlay ? overlayPrefix(request.overlay) : []
   if (request.overlay && !options.overlay) throw new Error('this sandbox was not set up for overlays')
-  const chain = ['prlimit', ...rlimits, '--', ...dropUserOf(options), ...overlay, 'env', '-i', options.bwrapPath]
+  const chain = ['prlimit', ...rlimits, '--', ...dropUserOf(options), ...overlay, options.bwrapPath]
   chain.push(...invocation.args)
   return {
     file: '/bin/sh',

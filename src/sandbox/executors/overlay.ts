@@ -24,7 +24,8 @@ export interface OverlayLayers {
 // Exits 97 without running anything when the mount fails: the command must never see the copy itself.
 const mountScript =
   'mount -t overlay overlay -o "lowerdir=$1,upperdir=$2,workdir=$3,userxattr" "$4" || { echo "toolport: the workspace overlay could not be mounted; the command did not run" >&2; exit 97; }; '
-const runScript = `${mountScript}shift 4; exec "$@"`
+// The program after it is bwrap, which must start with no environment: the shell's PWD is unset.
+const runScript = `${mountScript}shift 4; unset PWD OLDPWD; exec "$@"`
 // After the run, with nothing of it alive: the merged entries of the named folders (NUL-separated paths).
 const listScript = `${mountScript}cd "$4" || exit 97; shift 4; exec find "$@" -mindepth 1 -maxdepth 1 -print0`
 
