@@ -63,8 +63,8 @@ export function createBwrapSandbox(options: BwrapOptions): Sandbox {
         const result = await runSandboxedChild(await bwrapChain(options, request, cgroup), request, limits)
         const { killedFor, ...rest } = result
         const workspaceLimit = workspaceLimitOf(killedFor)
-        const usage = await cgroup?.usage()
-        return { ...rest, limitExceeded: (await cgroup?.limitHit()) ?? workspaceLimit, ...(usage ? { usage } : {}) }
+        const [usage, limitHit] = await Promise.all([cgroup?.usage(), cgroup?.limitHit()])
+        return { ...rest, limitExceeded: limitHit ?? workspaceLimit, ...(usage ? { usage } : {}) }
       } finally {
         await cgroup?.remove()
       }

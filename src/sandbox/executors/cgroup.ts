@@ -104,21 +104,28 @@ async function probeV2(): Promise<CgroupManager | undefined> {
     async create(limits) {
       const folder = join(parent, randomUUID())
       await mkdir(folder)
-      await writeFile(join(folder, 'memory.max'), String(limits.memoryBytes))
-      await writeFile(join(folder, 'memory.swap.max'), '0').catch(() => {})
-      await writeFile(join(folder, 'pids.max'), String(limits.pids))
+      // The files are independent: written at once, as each is a round trip through libuv's threads.
+      await Promise.all([
+        writeFile(join(folder, 'memory.max'), String(limits.memoryBytes)),
+        writeFile(join(folder, 'memory.swap.max'), '0').catch(() => {}),
+        writeFile(join(folder, 'pids.max'), String(limits.pids)),
+      ])
       return {
         procsFiles: [join(folder, 'cgroup.procs')],
         async limitHit() {
-          const events = await readFile(join(folder, 'memory.events'), 'utf8').catch(() => '')
+          const [events, pidEvents] = await Promise.all([
+            readFile(join(folder, 'memory.events'), 'utf8').catch(() => ''),
+            readFile(join(folder, 'pids.events'), 'utf8').catch(() => ''),
+          ])
           if (/^oom_kill [1-9]/m.test(events)) return 'memory'
-          const pidEvents = await readFile(join(folder, 'pids.events'), 'utf8').catch(() => '')
           return /^max [1-9]/m.test(pidEvents) ? 'processes' : undefined
         },
         async usage() {
           // cpu.stat is in every v2 group; memory.peak since Linux 5.19.
-          const cpu = await readNumber(join(folder, 'cpu.stat'), /^usage_usec (\d+)/m)
-          const peak = await readNumber(join(folder, 'memory.peak'))
+          const [cpu, peak] = await Promise.all([
+            readNumber(join(folder, 'cpu.stat'), /^usage_usec (\d+)/m),
+            readNumber(join(folder, 'memory.peak')),
+          ])
           return {
             ...(cpu !== undefined ? { cpuSeconds: cpu / 1e6 } : {}),
             ...(peak !== undefined ? { peakMemoryBytes: peak } : {}),
@@ -157,18 +164,23 @@ async function probeV1(): Promise<CgroupManager | undefined> {
       const memory = join(memoryParent, id)
       const pids = join(pidsParent, id)
       const cpu = join(cpuParent, id)
-      await mkdir(memory)
-      await mkdir(pids)
-      const counting =
+      // Three hierarchies, each a round trip through libuv's threads: made at once, then their limits.
+      const [counting] = await Promise.all([
         accounting &&
-        (await mkdir(cpu).then(
-          () => true,
-          () => false,
-        ))
-      await writeFile(join(memory, 'memory.limit_in_bytes'), String(limits.memoryBytes))
+          mkdir(cpu).then(
+            () => true,
+            () => false,
+          ),
+        mkdir(memory),
+        mkdir(pids),
+      ])
+      await Promise.all([
+        writeFile(join(memory, 'memory.limit_in_bytes'), String(limits.memoryBytes)),
+        writeFile(join(pids, 'pids.max'), String(limits.pids)),
+      ])
       // Without this, swap would let a run use more than its limit (only present with swap accounting).
+      // After the memory limit: the kernel refuses a memsw limit below it.
       await writeFile(join(memory, 'memory.memsw.limit_in_bytes'), String(limits.memoryBytes)).catch(() => {})
-      await writeFile(join(pids, 'pids.max'), String(limits.pids))
       return {
         procsFiles: [
           join(memory, 'cgroup.procs'),
@@ -176,14 +188,18 @@ async function probeV1(): Promise<CgroupManager | undefined> {
           ...(counting ? [join(cpu, 'cgroup.procs')] : []),
         ],
         async limitHit() {
-          const oom = await readFile(join(memory, 'memory.oom_control'), 'utf8').catch(() => '')
+          const [oom, pidEvents] = await Promise.all([
+            readFile(join(memory, 'memory.oom_control'), 'utf8').catch(() => ''),
+            readFile(join(pids, 'pids.events'), 'utf8').catch(() => ''),
+          ])
           if (/^oom_kill [1-9]/m.test(oom)) return 'memory'
-          const pidEvents = await readFile(join(pids, 'pids.events'), 'utf8').catch(() => '')
           return /^max [1-9]/m.test(pidEvents) ? 'processes' : undefined
         },
         async usage() {
-          const nanoseconds = counting ? await readNumber(join(cpu, 'cpuacct.usage')) : undefined
-          const peak = await readNumber(join(memory, 'memory.max_usage_in_bytes'))
+          const [nanoseconds, peak] = await Promise.all([
+            counting ? readNumber(join(cpu, 'cpuacct.usage')) : undefined,
+            readNumber(join(memory, 'memory.max_usage_in_bytes')),
+          ])
           return {
             ...(nanoseconds !== undefined ? { cpuSeconds: nanoseconds / 1e9 } : {}),
             ...(peak !== undefined ? { peakMemoryBytes: peak } : {}),
