@@ -113,6 +113,21 @@ describe('workspace sync over an overlay, against a walk of the copy', () => {
     expect(shells.walk.status().enforced.workspace_sync).toMatch(/TOOLPORT_SHELL_OVERLAY=off/)
   })
 
+  it('runs over the copy itself while it is empty, and over an overlay once it holds a file', async () => {
+    const prefix = 'tenants/t/workspaces/empty-first/'
+    // Inside the sandbox, /workspace is an overlay mount only when the run went over one.
+    const workspaceMount = 'awk \'$5 == "/workspace" { print $(NF-2) }\' /proc/self/mountinfo'
+    const empty = await run(shells.overlay, prefix, `${workspaceMount} && echo first > first.txt`)
+    expect(empty.exitCode, empty.output.text).toBe(0)
+    expect(empty.stdout.text).not.toContain('overlay')
+    expect(empty.filesChanged).toEqual([{ path: 'first.txt', change: 'added', size: 6 }])
+    const held = await run(shells.overlay, prefix, `${workspaceMount} && cat first.txt && echo second > second.txt`)
+    expect(held.exitCode, held.output.text).toBe(0)
+    expect(held.stdout.text).toBe('overlay\nfirst\n')
+    expect(held.filesChanged).toEqual([{ path: 'second.txt', change: 'added', size: 7 }])
+    expect(await stored(prefix)).toEqual({ 'first.txt': 'first\n', 'second.txt': 'second\n' })
+  })
+
   it.each(Object.entries(cases))('%s: same changes, skips, storage and next view', async (name, command) => {
     const outcome: Record<string, unknown> = {}
     for (const side of ['overlay', 'walk'] as const) {

@@ -39,7 +39,8 @@ export interface MirrorOptions {
   changeMarkers?: FreshnessOptions
   /**
    * Runs go over an overlay of the copy (executors/overlay.ts): the commit reads only what a run wrote,
-   * instead of walking the whole copy. Unset: the sandbox writes to the copy itself.
+   * instead of walking the whole copy. Unset, and for a run whose copy is empty: the sandbox writes to
+   * the copy itself.
    */
   overlays?: OverlaySupport
 }
@@ -92,8 +93,6 @@ export function createWorkspaceMirrors(options: MirrorOptions): WorkspaceMirrors
     // The wait for the lock may have outlasted the caller's patience.
     signal?.throwIfAborted()
     const layout = await prepareLayout(options.root, prefix, owner)
-    const overlays = options.overlays && overlayablePath(layout.files) ? options.overlays : undefined
-    const layers = overlays && (await prepareLayers(layout, owner))
     const manifest = await manifests.load(layout.manifest, prefix)
 
     /** Makes the copy equal to storage from a full listing. */
@@ -116,7 +115,13 @@ export function createWorkspaceMirrors(options: MirrorOptions): WorkspaceMirrors
     // From here the sandbox may change the copy: trusted again only once a commit or discard settles it.
     freshness?.unsettled(manifest)
     // The copy is what the manifest holds until the commit, so its usage is counted once, here.
-    const overlay = layers && { ...layers, lowerUsage: usageOf(manifest) }
+    const lowerUsage = usageOf(manifest)
+    // Over an empty copy an overlay saves no walk (what the run wrote is all a commit reads either way) and
+    // costs three programs and a mount per run: such a run goes over the copy itself.
+    const overlays =
+      options.overlays && lowerUsage.entries > 0 && overlayablePath(layout.files) ? options.overlays : undefined
+    const layers = overlays && (await prepareLayers(layout, owner))
+    const overlay = layers && { ...layers, lowerUsage }
     let released = false
     return {
       dir: layout.files,
