@@ -37,6 +37,25 @@ async function time(run: () => Promise<unknown>, count = iterations): Promise<nu
   return samples
 }
 
+/** Both runs `count` times each, one of each in turn, after a warm-up of each. */
+async function timeAlternately(
+  first: () => Promise<unknown>,
+  second: () => Promise<unknown>,
+  count = iterations,
+): Promise<[number[], number[]]> {
+  await first()
+  await second()
+  const samples: [number[], number[]] = [[], []]
+  for (let index = 0; index < count; index++) {
+    for (const [side, run] of [first, second].entries()) {
+      const started = performance.now()
+      await run()
+      samples[side]?.push(performance.now() - started)
+    }
+  }
+  return samples
+}
+
 const work = await mkdtemp(join(tmpdir(), 'toolport-bench-'))
 // The sandbox user must be able to reach the work folder.
 await chmod(work, 0o711)
@@ -97,9 +116,11 @@ try {
     : fair.args
   const plain = summarize(await time(() => spawnTrue('/bin/true', [])))
   const bwrap = summarize(await time(() => spawnTrue('bwrap', bareBwrap)))
-  const fairBwrap = summarize(await time(() => spawnTrue(root ? 'setpriv' : 'bwrap', fairArgv, fair.inputs)))
-  const toolport = summarize(
-    await time(() =>
+  // The two compared are timed alternately, so that the machine's drift over a few seconds (±20% here)
+  // lands on both.
+  const [fairSamples, toolportSamples] = await timeAlternately(
+    () => spawnTrue(root ? 'setpriv' : 'bwrap', fairArgv, fair.inputs),
+    () =>
       shell.execute({
         storage,
         tenant: 'bench',
@@ -109,8 +130,9 @@ try {
         timeoutMs: 10_000,
         signal: new AbortController().signal,
       }),
-    ),
   )
+  const fairBwrap = summarize(fairSamples)
+  const toolport = summarize(toolportSamples)
   printTable('sandbox: `true`, empty workspace', [
     { name: 'plain spawn(true)', stats: plain },
     { name: 'bare bwrap … true', stats: bwrap },
