@@ -89,6 +89,7 @@ export async function createNodeServices(
     shellProblem: shell.problem,
     close: async () => {
       await offload?.close()
+      await shell.shell?.close()
     },
   }
 }

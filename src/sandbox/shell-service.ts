@@ -86,6 +86,8 @@ export interface ShellService {
   execute(request: ShellRequest): Promise<ShellResult>
   /** Starts a long-lived program; absent where the executor cannot keep one. */
   start?(request: ProcessStartRequest): Promise<SandboxProcess>
+  /** Stops what the sandbox keeps ready between runs (at shutdown). */
+  close(): Promise<void>
 }
 
 export interface ShellServiceOptions {
@@ -226,6 +228,9 @@ export function createShellService(options: ShellServiceOptions): ShellService {
     network: options.sandbox.executor === 'process' ? 'host' : 'proxy',
     status: () => options.sandbox.status(),
     ...(options.sandbox.start ? { start: startProcess } : {}),
+    close: async () => {
+      await options.sandbox.close?.()
+    },
     async execute(request) {
       assertImage(options.sandbox, request.image)
       const { span } = request

@@ -3,10 +3,12 @@ import { join } from 'node:path'
 import { removeTree } from '../mirror/tree'
 import { type BwrapLayout, bwrapInvocation, sandboxUid } from './bwrap-arguments'
 import type { CgroupManager, RunCgroup } from './cgroup'
+import { StaleStartError } from './child'
 import { listMerged, overlayablePath, overlayPrefix } from './overlay'
 import type { Sandbox, SandboxLimits, SandboxRunRequest, SandboxRunResult, SandboxStatus } from './sandbox'
 import { probeSandbox, runSandboxedChild, type SandboxedProgram, workspaceLimitOf } from './sandboxed-child'
 import { spawnSandboxedProcess } from './sandboxed-process'
+import { createWarmStarts, startInputs } from './warm-start'
 
 export { findUsrMergedLinks } from './bwrap-arguments'
 
@@ -29,6 +31,10 @@ const joinCgroupsScript =
 
 export function createBwrapSandbox(options: BwrapOptions): Sandbox {
   const { limits } = options
+  // Each run's cgroups are made and joined before the run comes (warm-start.ts).
+  const starts = createWarmStarts(async () =>
+    options.cgroups?.create({ memoryBytes: limits.memoryBytes, pids: limits.pids }),
+  )
   const enforced: Record<string, string> = {
     isolation: 'bubblewrap: new user, pid, net, ipc, uts, mount and cgroup namespaces; read-only /usr; private /tmp',
     network: options.forwarder
@@ -58,17 +64,28 @@ export function createBwrapSandbox(options: BwrapOptions): Sandbox {
       : {}),
     status: (): SandboxStatus => ({ executor: 'bwrap', status: 'ok', enforced }),
     async run(request): Promise<SandboxRunResult> {
-      const cgroup = await options.cgroups?.create({ memoryBytes: limits.memoryBytes, pids: limits.pids })
-      try {
-        const result = await runSandboxedChild(await bwrapChain(options, request, cgroup), request, limits)
-        const { killedFor, ...rest } = result
-        const workspaceLimit = workspaceLimitOf(killedFor)
-        const [usage, limitHit] = await Promise.all([cgroup?.usage(), cgroup?.limitHit()])
-        return { ...rest, limitExceeded: limitHit ?? workspaceLimit, ...(usage ? { usage } : {}) }
-      } finally {
-        await cgroup?.remove()
+      // A start that died while it waited (killed from outside) is replaced once.
+      for (let attempt = 0; ; attempt++) {
+        const start = await starts.take()
+        try {
+          const { argv, inputs } = await chainAfterJoin(options, request, start.cgroup)
+          const startData = startInputs(argv, inputs)
+          if (!startData) throw new Error(`bwrap takes ${inputs.length} descriptors, more than a start holds`)
+          const result = await runSandboxedChild({ spawned: start.child, inputs: startData }, request, limits)
+          const { killedFor, ...rest } = result
+          const workspaceLimit = workspaceLimitOf(killedFor)
+          const [usage, limitHit] = await Promise.all([start.cgroup?.usage(), start.cgroup?.limitHit()])
+          return { ...rest, limitExceeded: limitHit ?? workspaceLimit, ...(usage ? { usage } : {}) }
+        } catch (error) {
+          if (error instanceof StaleStartError && attempt === 0) continue
+          throw error
+        } finally {
+          await start.cgroup?.remove()
+          starts.refill()
+        }
       }
     },
+    close: () => starts.close(),
     async start(request) {
       const cgroup = await options.cgroups?.create({ memoryBytes: limits.memoryBytes, pids: limits.pids })
       try {
@@ -99,6 +116,22 @@ export async function bwrapChain(
   request: SandboxRunRequest,
   cgroup: RunCgroup | undefined,
 ): Promise<SandboxedProgram> {
+  const { argv, inputs } = await chainAfterJoin(options, request, cgroup)
+  return {
+    file: '/bin/sh',
+    args: ['-c', joinCgroupsScript, 'sh', ...(cgroup?.procsFiles ?? []), '--', ...argv],
+    env: {},
+    cwd: '/',
+    inputs,
+  }
+}
+
+/** The chain once its first process joined the cgroups: rlimits, the uid drop, the overlay, bwrap. */
+async function chainAfterJoin(
+  options: BwrapOptions,
+  request: SandboxRunRequest,
+  cgroup: RunCgroup | undefined,
+): Promise<{ argv: string[]; inputs: Uint8Array[] }> {
   const { limits } = options
   const addressSpace = cgroup ? [] : [`--as=${limits.memoryBytes}`]
   // Node cannot start under an address-space limit: behind the egress forwarder it binds the command alone.
@@ -113,15 +146,9 @@ export async function bwrapChain(
   const invocation = await bwrapInvocation(options, request, behindForwarder ? addressSpace : [])
   const overlay = request.overlay && options.overlay ? overlayPrefix(request.overlay) : []
   if (request.overlay && !options.overlay) throw new Error('this sandbox was not set up for overlays')
-  const chain = ['prlimit', ...rlimits, '--', ...dropUserOf(options), ...overlay, options.bwrapPath]
-  chain.push(...invocation.args)
-  return {
-    file: '/bin/sh',
-    args: ['-c', joinCgroupsScript, 'sh', ...(cgroup?.procsFiles ?? []), '--', ...chain],
-    env: {},
-    cwd: '/',
-    inputs: invocation.inputs,
-  }
+  const argv = ['prlimit', ...rlimits, '--', ...dropUserOf(options), ...overlay, options.bwrapPath]
+  argv.push(...invocation.args)
+  return { argv, inputs: invocation.inputs }
 }
 
 function dropUserOf(options: BwrapOptions): string[] {
@@ -137,6 +164,7 @@ function dropUserOf(options: BwrapOptions): string[] {
 export async function probeBwrapOverlay(options: BwrapOptions, workDir: string): Promise<string | undefined> {
   if (!overlayablePath(workDir)) return `the work folder's path has a character overlayfs cannot take (, : \\)`
   const base = await mkdtemp(join(workDir, 'probe-overlay-'))
+  const sandbox = createBwrapSandbox({ ...options, overlay: true })
   try {
     // mkdtemp makes it 0700: the sandbox user mounts the layers, so it must reach them.
     await chmod(base, 0o711)
@@ -152,7 +180,6 @@ export async function probeBwrapOverlay(options: BwrapOptions, workDir: string):
       if (options.sandboxUser) await chown(folder, options.sandboxUser.uid, options.sandboxUser.gid)
     }
     await writeFile(join(layers.lower, 'kept'), 'lower\n')
-    const sandbox = createBwrapSandbox({ ...options, overlay: true })
     const result = await sandbox.run({
       command: 'cat kept && echo written > new && rm kept',
       workspaceDir: layers.lower,
@@ -170,11 +197,17 @@ export async function probeBwrapOverlay(options: BwrapOptions, workDir: string):
   } catch (error) {
     return (error as Error).message
   } finally {
+    await sandbox.close?.()
     await removeTree(base)
   }
 }
 
 /** Runs `true` through the whole chain once; the error text says why bwrap cannot work here. */
-export function probeBwrap(options: BwrapOptions, workDir: string): Promise<string | undefined> {
-  return probeSandbox(createBwrapSandbox(options), workDir, options.sandboxUser, 10_000)
+export async function probeBwrap(options: BwrapOptions, workDir: string): Promise<string | undefined> {
+  const sandbox = createBwrapSandbox(options)
+  try {
+    return await probeSandbox(sandbox, workDir, options.sandboxUser, 10_000)
+  } finally {
+    await sandbox.close?.()
+  }
 }

@@ -1,13 +1,16 @@
-import { spawn } from 'node:child_process'
+import { type ChildProcess, spawn } from 'node:child_process'
 import type { Writable } from 'node:stream'
 import { createOutputCapture } from './capture'
 import type { NoteChannel, OutputStream, SandboxRunResult } from './sandbox'
 
-export interface ChildRun {
-  file: string
-  args: string[]
-  env: Record<string, string>
-  cwd?: string
+/** The program to spawn, or one spawned ahead (its own process group, pipes on every descriptor used). */
+export type ChildProgram =
+  | { file: string; args: string[]; env: Record<string, string>; cwd?: string; spawned?: undefined }
+  | { spawned: ChildProcess }
+
+export type ChildRun = ChildProgram & ChildRunOptions
+
+export interface ChildRunOptions {
   timeoutMs: number
   signal: AbortSignal
   maxOutputBytes: number
@@ -25,6 +28,9 @@ export interface ChildRun {
   inputs?: readonly Uint8Array[]
 }
 
+/** A process spawned ahead that was no longer running when its run came: start another. */
+export class StaleStartError extends Error {}
+
 // After the main process is gone, how long to wait for pipes held open by stray descendants.
 const pipeGraceMs = 250
 
@@ -39,18 +45,30 @@ export function runChild(run: ChildRun): Promise<Omit<SandboxRunResult, 'limitEx
   const stderr = createOutputCapture(run.maxOutputBytes)
   const output = createOutputCapture(run.maxOutputBytes * 2)
   return new Promise((resolve, reject) => {
-    const child = spawn(run.file, run.args, {
-      env: run.env,
-      ...(run.cwd ? { cwd: run.cwd } : {}),
-      stdio: [
-        run.stdin === undefined ? 'ignore' : 'pipe',
-        'pipe',
-        'pipe',
-        ...(run.inputs ?? []).map(() => 'pipe' as const),
-      ],
-      detached: true,
-    })
-    if (run.stdin !== undefined && child.stdin) {
+    // Spawned ahead and gone since (its events passed before anyone listened): a start that failed.
+    if (run.spawned && (run.spawned.exitCode !== null || run.spawned.signalCode !== null)) {
+      reject(
+        new StaleStartError(
+          `the sandbox's start exited before its run (${run.spawned.exitCode ?? run.spawned.signalCode})`,
+        ),
+      )
+      return
+    }
+    const child =
+      run.spawned ??
+      spawn(run.file, run.args, {
+        env: run.env,
+        ...(run.cwd ? { cwd: run.cwd } : {}),
+        stdio: [
+          run.stdin === undefined ? 'ignore' : 'pipe',
+          'pipe',
+          'pipe',
+          ...(run.inputs ?? []).map(() => 'pipe' as const),
+        ],
+        detached: true,
+      })
+    // A child spawned ahead has a pipe for standard input either way: without stdin, it reads an end.
+    if (child.stdin) {
       // A program that exits without reading all of it closes the pipe: that is not an error of the run.
       child.stdin.on('error', () => {})
       child.stdin.end(run.stdin)

@@ -98,6 +98,8 @@ export interface Sandbox {
    * executor cannot keep one (process on Lambda).
    */
   start?(request: SandboxStartRequest): Promise<SandboxProcess>
+  /** Stops what the executor keeps ready between runs (bwrap: the next run's start and its cgroups). */
+  close?(): Promise<void>
 }
 
 export interface OverlaySupport {

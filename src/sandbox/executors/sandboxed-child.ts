@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process'
 import { chown, mkdtemp, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { runChild } from './child'
@@ -14,11 +15,21 @@ export interface SandboxedProgram {
   inputs?: readonly Uint8Array[]
 }
 
+/** A program spawned ahead (warm-start.ts), and the data its descriptors 3, 4, … get once its run comes. */
+export interface SpawnedProgram {
+  spawned: ChildProcess
+  inputs: readonly Uint8Array[]
+}
+
 /**
  * runChild as every executor uses it: the request's timeout, signal and output callback, the output
  * cap, and the workspace size/entries watchdog on the host folder.
  */
-export function runSandboxedChild(program: SandboxedProgram, request: SandboxRunRequest, limits: SandboxLimits) {
+export function runSandboxedChild(
+  program: SandboxedProgram | SpawnedProgram,
+  request: SandboxRunRequest,
+  limits: SandboxLimits,
+) {
   return runChild({
     ...program,
     timeoutMs: request.timeoutMs,

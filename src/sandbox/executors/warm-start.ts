@@ -1,0 +1,136 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import type { RunCgroup } from './cgroup'
+
+/**
+ * The first process of a bwrap run, started before its run is asked for. Moving a process into a
+ * cgroup waits for an RCU grace period in the kernel (cgroup v1 without favordynmods: the threadgroup
+ * lock's writer side), measured here at about 9 ms of a 22 ms `true` (bench/sandbox.ts). So a run's
+ * cgroups are made and joined ahead: a shell that joined them waits, on descriptor 9, for the rest of
+ * its chain (prlimit, setpriv, the overlay mount, bwrap), which a run sends as one quoted `set --` line,
+ * its bwrap options and files on descriptors 3 to 8 as before. A start nobody takes exits when its
+ * descriptor closes, which the service's exit also does.
+ */
+export interface WarmStart {
+  child: ChildProcess
+  cgroup: RunCgroup | undefined
+}
+
+/** Descriptors 3 to 8 carry bwrap's options and files (bwrap-arguments.ts uses up to six). */
+export const inputSlots = 6
+const programFd = 3 + inputSlots
+
+// The joins (exit 125: the run must not start outside its limits), then the program: all lines up to
+// the end of descriptor 9, kept with their line breaks (a command may hold some), then evaluated; an
+// empty program is a start given up. Each shell on the way would export PWD into bwrap's environment.
+const startScript = [
+  'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done',
+  'program=',
+  `while IFS= read -r line <&${programFd} || [ -n "$line" ]; do program="$program$line\n"; done`,
+  '[ -n "$program" ] || exit 0',
+  `exec ${programFd}<&-`,
+  'eval "$program"',
+  'unset PWD OLDPWD program line',
+  'exec "$@"',
+].join('\n')
+
+/** One word for the shell, whatever bytes it holds. */
+function quoted(word: string): string {
+  return `'${word.replaceAll("'", "'\\''")}'`
+}
+
+/**
+ * What a run writes to a start: its bwrap inputs in descriptors 3…, empty slots closed in the shell
+ * before it runs anything, and the program on descriptor 9. Undefined when the inputs do not fit.
+ */
+export function startInputs(argv: readonly string[], inputs: readonly Uint8Array[]): Uint8Array[] | undefined {
+  if (inputs.length > inputSlots) return undefined
+  const unused = Array.from(
+    { length: inputSlots - inputs.length },
+    (_, index) => `exec ${3 + inputs.length + index}<&-`,
+  )
+  const program = [...unused, `set -- ${argv.map(quoted).join(' ')}`].join('\n')
+  const empty = new Uint8Array(0)
+  return [
+    ...inputs,
+    ...Array.from({ length: inputSlots - inputs.length }, () => empty),
+    new TextEncoder().encode(`${program}\n`),
+  ]
+}
+
+/** Starts the shell: joined to `cgroup`'s groups, it waits for its program. */
+function spawnStart(cgroup: RunCgroup | undefined): ChildProcess {
+  return spawn('/bin/sh', ['-c', startScript, 'sh', ...(cgroup?.procsFiles ?? []), '--'], {
+    env: {},
+    cwd: '/',
+    detached: true,
+    stdio: ['pipe', 'pipe', 'pipe', ...Array.from({ length: inputSlots + 1 }, () => 'pipe' as const)],
+  })
+}
+
+function alive(child: ChildProcess): boolean {
+  return child.exitCode === null && child.signalCode === null && child.pid !== undefined
+}
+
+/** Keeps one start ready for the next run, made again after each. */
+export function createWarmStarts(newCgroup: () => Promise<RunCgroup | undefined>) {
+  let ready: Promise<WarmStart> | undefined
+  let closed = false
+
+  async function make(): Promise<WarmStart> {
+    const cgroup = await newCgroup()
+    try {
+      const child = spawnStart(cgroup)
+      child.on('error', () => {})
+      return { child, cgroup }
+    } catch (error) {
+      await cgroup?.remove()
+      throw error
+    }
+  }
+
+  /** An idle start does not keep the process alive, nor do its pipes. */
+  function idle(start: WarmStart): WarmStart {
+    start.child.unref()
+    for (const stream of start.child.stdio) (stream as { unref?: () => void } | null)?.unref?.()
+    return start
+  }
+
+  function busy(start: WarmStart): WarmStart {
+    start.child.ref()
+    for (const stream of start.child.stdio) (stream as { ref?: () => void } | null)?.ref?.()
+    return start
+  }
+
+  async function discard(start: WarmStart): Promise<void> {
+    try {
+      if (start.child.pid !== undefined) process.kill(-start.child.pid, 'SIGKILL')
+    } catch {}
+    for (const stream of start.child.stdio) stream?.destroy()
+    await start.cgroup?.remove()
+  }
+
+  return {
+    /** A start for a run: the one made ahead when it is still alive, else a new one. */
+    async take(): Promise<WarmStart> {
+      const waiting = ready
+      ready = undefined
+      const start = await waiting?.catch(() => undefined)
+      if (start && alive(start.child)) return busy(start)
+      if (start) await discard(start)
+      return busy(await make())
+    },
+    /** Makes the next run's start, once this one's run is over. */
+    refill(): void {
+      if (closed || ready) return
+      const next = make().then(idle)
+      next.catch(() => {})
+      ready = next
+    },
+    async close(): Promise<void> {
+      closed = true
+      const start = await ready?.catch(() => undefined)
+      ready = undefined
+      if (start) await discard(start)
+    },
+  }
+}
