@@ -1,4 +1,4 @@
-import { chmod, chown, mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
+import { chmod, chown, mkdir, mkdtemp, readdir, readFile, readlink, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -88,6 +88,42 @@ describe('bwrap runs from starts made ahead', () => {
       // The sandbox has a cgroup namespace of its own: the group is its root, seen as "/".
       expect(taken.stdout.text).not.toContain('toolport-runs')
       expect(group).toBeDefined()
+    }
+  })
+
+  it('waits past the uid drop, and for a sandbox that takes overlays in the overlay’s own user namespace', async () => {
+    const [plain] = await startsUntil((found) => found.length > 0)
+    if (!plain) throw new Error('no start is waiting')
+    const ownNamespace = await readlink('/proc/self/ns/user')
+    expect(await readlink(`/proc/${plain.pid}/ns/user`)).toBe(ownNamespace)
+    if (options.sandboxUser) {
+      const status = await readFile(`/proc/${plain.pid}/status`, 'utf8')
+      expect(status).toMatch(new RegExp(`^Uid:\\s+${options.sandboxUser.uid}\\s`, 'm'))
+    }
+    const overlaid = createBwrapSandbox({ ...options, overlay: true })
+    try {
+      const layers = join(work, 'layers')
+      const [lower, upper, layerWork, merged] = ['lower', 'upper', 'work', 'merged'].map((name) => join(layers, name))
+      for (const folder of [layers, lower, upper, layerWork, merged] as string[]) {
+        await mkdir(folder, { recursive: true })
+        if (options.sandboxUser) await chown(folder, options.sandboxUser.uid, options.sandboxUser.gid)
+      }
+      const overlay = {
+        lower: lower as string,
+        upper: upper as string,
+        work: layerWork as string,
+        merged: merged as string,
+        lowerUsage: { bytes: 0, entries: 0 },
+      }
+      const result = await overlaid.run(request({ workspaceDir: overlay.lower, overlay, command: 'echo up > new' }))
+      expect(result.exitCode, result.output.text).toBe(0)
+      expect(await readFile(join(overlay.upper, 'new'), 'utf8')).toBe('up\n')
+      // Once its run is over, the overlay sandbox keeps a start of its own waiting beside the shared one's.
+      const next = (await startsUntil((found) => found.length > 1)).find((start) => start.pid !== plain.pid)
+      if (!next) throw new Error('the overlay sandbox keeps no start waiting')
+      expect(await readlink(`/proc/${next.pid}/ns/user`)).not.toBe(ownNamespace)
+    } finally {
+      await overlaid.close?.()
     }
   })
 

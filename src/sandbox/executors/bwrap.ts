@@ -4,11 +4,11 @@ import { removeTree } from '../mirror/tree'
 import { type BwrapLayout, bwrapInvocation, sandboxUid } from './bwrap-arguments'
 import type { CgroupManager, RunCgroup } from './cgroup'
 import { StaleStartError } from './child'
-import { listMerged, overlayablePath, overlayPrefix } from './overlay'
+import { listMerged, overlayablePath, overlayMountLine, overlayNamespace, overlayPrefix } from './overlay'
 import type { Sandbox, SandboxLimits, SandboxRunRequest, SandboxRunResult, SandboxStatus } from './sandbox'
 import { probeSandbox, runSandboxedChild, type SandboxedProgram, workspaceLimitOf } from './sandboxed-child'
 import { spawnSandboxedProcess } from './sandboxed-process'
-import { createWarmStarts, startInputs } from './warm-start'
+import { createWarmStarts, joinCgroupsScript, quoted, startInputs } from './warm-start'
 
 export { findUsrMergedLinks } from './bwrap-arguments'
 
@@ -24,16 +24,13 @@ export interface BwrapOptions extends BwrapLayout {
   noOverlay?: string
 }
 
-// The shell exports PWD (and OLDPWD) to what it runs: unset here, no program on the way to bwrap adds any
-// variable, so bwrap (whose environment /proc/1/environ shows inside) starts with none, without an env -i.
-const joinCgroupsScript =
-  'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; unset PWD OLDPWD; exec "$@"'
-
 export function createBwrapSandbox(options: BwrapOptions): Sandbox {
   const { limits } = options
-  // Each run's cgroups are made and joined before the run comes (warm-start.ts).
-  const starts = createWarmStarts(async () =>
-    options.cgroups?.create({ memoryBytes: limits.memoryBytes, pids: limits.pids }),
+  // Each run's cgroups are made and joined before the run comes, and the uid drop and the overlay's
+  // namespace done (warm-start.ts).
+  const starts = createWarmStarts(
+    async () => options.cgroups?.create({ memoryBytes: limits.memoryBytes, pids: limits.pids }),
+    [...dropUserOf(options), ...(options.overlay ? overlayNamespace : [])],
   )
   const enforced: Record<string, string> = {
     isolation: 'bubblewrap: new user, pid, net, ipc, uts, mount and cgroup namespaces; read-only /usr; private /tmp',
@@ -68,8 +65,8 @@ export function createBwrapSandbox(options: BwrapOptions): Sandbox {
       for (let attempt = 0; ; attempt++) {
         const start = await starts.take()
         try {
-          const { argv, inputs } = await chainAfterJoin(options, request, start.cgroup)
-          const startData = startInputs(argv, inputs)
+          const { lines, argv, inputs } = await programAfterStart(options, request, start.cgroup)
+          const startData = startInputs(lines, argv, inputs)
           if (!startData) throw new Error(`bwrap takes ${inputs.length} descriptors, more than a start holds`)
           const result = await runSandboxedChild({ spawned: start.child, inputs: startData }, request, limits)
           const { killedFor, ...rest } = result
@@ -132,6 +129,32 @@ async function chainAfterJoin(
   request: SandboxRunRequest,
   cgroup: RunCgroup | undefined,
 ): Promise<{ argv: string[]; inputs: Uint8Array[] }> {
+  const { rlimits, invocation } = await rlimitsAndInvocation(options, request, cgroup)
+  const overlay = request.overlay && options.overlay ? overlayPrefix(request.overlay) : []
+  const argv = ['prlimit', ...rlimits, '--', ...dropUserOf(options), ...overlay, options.bwrapPath]
+  argv.push(...invocation.args)
+  return { argv, inputs: invocation.inputs }
+}
+
+/**
+ * What a start made ahead (already past the uid drop, in the overlay's namespace where runs may take an
+ * overlay) runs for this request: the overlay's mount as a shell line, then rlimits and bwrap.
+ */
+async function programAfterStart(
+  options: BwrapOptions,
+  request: SandboxRunRequest,
+  cgroup: RunCgroup | undefined,
+): Promise<{ lines: string[]; argv: string[]; inputs: Uint8Array[] }> {
+  const { rlimits, invocation } = await rlimitsAndInvocation(options, request, cgroup)
+  const lines = request.overlay && options.overlay ? [overlayMountLine(request.overlay, quoted)] : []
+  return {
+    lines,
+    argv: ['prlimit', ...rlimits, '--', options.bwrapPath, ...invocation.args],
+    inputs: invocation.inputs,
+  }
+}
+
+async function rlimitsAndInvocation(options: BwrapOptions, request: SandboxRunRequest, cgroup: RunCgroup | undefined) {
   const { limits } = options
   const addressSpace = cgroup ? [] : [`--as=${limits.memoryBytes}`]
   // Node cannot start under an address-space limit: behind the egress forwarder it binds the command alone.
@@ -143,12 +166,9 @@ async function chainAfterJoin(
     `--nproc=${cgroup ? limits.pids * 8 : limits.pids}`,
     ...(behindForwarder ? [] : addressSpace),
   ]
-  const invocation = await bwrapInvocation(options, request, behindForwarder ? addressSpace : [])
-  const overlay = request.overlay && options.overlay ? overlayPrefix(request.overlay) : []
   if (request.overlay && !options.overlay) throw new Error('this sandbox was not set up for overlays')
-  const argv = ['prlimit', ...rlimits, '--', ...dropUserOf(options), ...overlay, options.bwrapPath]
-  argv.push(...invocation.args)
-  return { argv, inputs: invocation.inputs }
+  const invocation = await bwrapInvocation(options, request, behindForwarder ? addressSpace : [])
+  return { rlimits, invocation }
 }
 
 function dropUserOf(options: BwrapOptions): string[] {

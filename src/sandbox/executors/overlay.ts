@@ -22,8 +22,21 @@ export interface OverlayLayers {
 }
 
 // Exits 97 without running anything when the mount fails: the command must never see the copy itself.
-const mountScript =
-  'mount -t overlay overlay -o "lowerdir=$1,upperdir=$2,workdir=$3,userxattr" "$4" || { echo "toolport: the workspace overlay could not be mounted; the command did not run" >&2; exit 97; }; '
+const mountFailed =
+  '{ echo "toolport: the workspace overlay could not be mounted; the command did not run" >&2; exit 97; }'
+const mountScript = `mount -t overlay overlay -o "lowerdir=$1,upperdir=$2,workdir=$3,userxattr" "$4" || ${mountFailed}; `
+
+/** The user and mount namespace of its own in which an unprivileged overlay may be mounted. */
+export const overlayNamespace = ['unshare', '--user', '--map-root-user', '--mount']
+
+/**
+ * The mount as one shell line, for a shell already in that namespace (a start made ahead,
+ * warm-start.ts). The paths are overlayable (overlayablePath): no line break, quote-safe as quoted.
+ */
+export function overlayMountLine(layers: OverlayLayers, quote: (word: string) => string): string {
+  const options = `lowerdir=${layers.lower},upperdir=${layers.upper},workdir=${layers.work},userxattr`
+  return `mount -t overlay overlay -o ${quote(options)} ${quote(layers.merged)} || ${mountFailed}`
+}
 // The program after it is bwrap, which must start with no environment: the shell's PWD is unset.
 const runScript = `${mountScript}shift 4; unset PWD OLDPWD; exec "$@"`
 // After the run, with nothing of it alive: the merged entries of the named folders (NUL-separated paths).
@@ -36,20 +49,7 @@ export function overlayablePath(path: string): boolean {
 
 /** The part of the chain, after the drop to the sandbox user, that mounts the layers and runs the rest. */
 export function overlayPrefix(layers: OverlayLayers): string[] {
-  return [
-    'unshare',
-    '--user',
-    '--map-root-user',
-    '--mount',
-    '/bin/sh',
-    '-c',
-    runScript,
-    'sh',
-    layers.lower,
-    layers.upper,
-    layers.work,
-    layers.merged,
-  ]
+  return [...overlayNamespace, '/bin/sh', '-c', runScript, 'sh', layers.lower, layers.upper, layers.work, layers.merged]
 }
 
 /**
@@ -64,7 +64,7 @@ export function listMerged(
   dropUser: readonly string[],
 ): Promise<Map<string, Buffer[]>> {
   const starts = folders.map((folder) => `./${folder}`)
-  const args = [...dropUser, ...overlayPrefix(layers).slice(0, 4), '/bin/sh', '-c', listScript, 'sh']
+  const args = [...dropUser, ...overlayNamespace, '/bin/sh', '-c', listScript, 'sh']
   args.push(layers.lower, layers.upper, layers.work, layers.merged, ...starts)
   const [file, ...rest] = args as [string, ...string[]]
   return new Promise((resolve, reject) => {

@@ -2,13 +2,15 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import type { RunCgroup } from './cgroup'
 
 /**
- * The first process of a bwrap run, started before its run is asked for. Moving a process into a
+ * The first processes of a bwrap run, started before its run is asked for. Moving a process into a
  * cgroup waits for an RCU grace period in the kernel (cgroup v1 without favordynmods: the threadgroup
- * lock's writer side), measured here at about 9 ms of a 22 ms `true` (bench/sandbox.ts). So a run's
- * cgroups are made and joined ahead: a shell that joined them waits, on descriptor 9, for the rest of
- * its chain (prlimit, setpriv, the overlay mount, bwrap), which a run sends as one quoted `set --` line,
- * its bwrap options and files on descriptors 3 to 8 as before. A start nobody takes exits when its
- * descriptor closes, which the service's exit also does.
+ * lock's writer side), measured here at about 9 ms of a 22 ms `true` (bench/sandbox.ts), and each
+ * program on the way to bwrap is an exec. So a run's cgroups are made and joined ahead, and so is
+ * what does not depend on the run: the drop to the sandbox user (as root), and, where runs may take an
+ * overlay, the user and mount namespace it is mounted in. The last program, a shell, then waits on
+ * descriptor 9 for the rest, which a run sends as shell lines (its overlay mount, if any, and one quoted
+ * `set --` of prlimit and bwrap), its bwrap options and files on descriptors 3 to 8 as before. A start
+ * nobody takes exits when its descriptor closes, which the service's exit also does.
  */
 export interface WarmStart {
   child: ChildProcess
@@ -19,11 +21,17 @@ export interface WarmStart {
 export const inputSlots = 6
 const programFd = 3 + inputSlots
 
-// The joins (exit 125: the run must not start outside its limits), then the program: all lines up to
-// the end of descriptor 9, kept with their line breaks (a command may hold some), then evaluated; an
-// empty program is a start given up. Each shell on the way would export PWD into bwrap's environment.
-const startScript = [
-  'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done',
+/**
+ * The first program: joins the cgroups named before `--` (exit 125: the run must not start outside its
+ * limits), then runs the rest. A shell exports PWD into what it runs: unset, so that bwrap (whose
+ * environment /proc/1/environ shows inside) starts with none.
+ */
+export const joinCgroupsScript =
+  'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; unset PWD OLDPWD; exec "$@"'
+
+// The waiting shell: all lines up to the end of descriptor 9, kept with their line breaks (a command may
+// hold some), then evaluated; an empty program is a start given up.
+const waitScript = [
   'program=',
   `while IFS= read -r line <&${programFd} || [ -n "$line" ]; do program="$program$line\n"; done`,
   '[ -n "$program" ] || exit 0',
@@ -34,21 +42,25 @@ const startScript = [
 ].join('\n')
 
 /** One word for the shell, whatever bytes it holds. */
-function quoted(word: string): string {
+export function quoted(word: string): string {
   return `'${word.replaceAll("'", "'\\''")}'`
 }
 
 /**
- * What a run writes to a start: its bwrap inputs in descriptors 3…, empty slots closed in the shell
- * before it runs anything, and the program on descriptor 9. Undefined when the inputs do not fit.
+ * What a run writes to a start: its bwrap inputs in descriptors 3…, and on descriptor 9 the program:
+ * empty slots closed, the run's own lines, then argv. Undefined when the inputs do not fit.
  */
-export function startInputs(argv: readonly string[], inputs: readonly Uint8Array[]): Uint8Array[] | undefined {
+export function startInputs(
+  lines: readonly string[],
+  argv: readonly string[],
+  inputs: readonly Uint8Array[],
+): Uint8Array[] | undefined {
   if (inputs.length > inputSlots) return undefined
   const unused = Array.from(
     { length: inputSlots - inputs.length },
     (_, index) => `exec ${3 + inputs.length + index}<&-`,
   )
-  const program = [...unused, `set -- ${argv.map(quoted).join(' ')}`].join('\n')
+  const program = [...unused, ...lines, `set -- ${argv.map(quoted).join(' ')}`].join('\n')
   const empty = new Uint8Array(0)
   return [
     ...inputs,
@@ -57,9 +69,10 @@ export function startInputs(argv: readonly string[], inputs: readonly Uint8Array
   ]
 }
 
-/** Starts the shell: joined to `cgroup`'s groups, it waits for its program. */
-function spawnStart(cgroup: RunCgroup | undefined): ChildProcess {
-  return spawn('/bin/sh', ['-c', startScript, 'sh', ...(cgroup?.procsFiles ?? []), '--'], {
+/** Starts the chain: joined to `cgroup`'s groups, through `prefix`, to a shell that waits for its program. */
+function spawnStart(cgroup: RunCgroup | undefined, prefix: readonly string[]): ChildProcess {
+  const wait = ['/bin/sh', '-c', waitScript, 'sh']
+  return spawn('/bin/sh', ['-c', joinCgroupsScript, 'sh', ...(cgroup?.procsFiles ?? []), '--', ...prefix, ...wait], {
     env: {},
     cwd: '/',
     detached: true,
@@ -71,15 +84,15 @@ function alive(child: ChildProcess): boolean {
   return child.exitCode === null && child.signalCode === null && child.pid !== undefined
 }
 
-/** Keeps one start ready for the next run, made again after each. */
-export function createWarmStarts(newCgroup: () => Promise<RunCgroup | undefined>) {
+/** Keeps one start ready for the next run, made again after each; `prefix` runs before the wait. */
+export function createWarmStarts(newCgroup: () => Promise<RunCgroup | undefined>, prefix: readonly string[]) {
   let ready: Promise<WarmStart> | undefined
   let closed = false
 
   async function make(): Promise<WarmStart> {
     const cgroup = await newCgroup()
     try {
-      const child = spawnStart(cgroup)
+      const child = spawnStart(cgroup, prefix)
       child.on('error', () => {})
       return { child, cgroup }
     } catch (error) {
