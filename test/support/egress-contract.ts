@@ -148,11 +148,15 @@ export function egressContract(harness: EgressHarness): void {
       }
       expect(result.body.hint).toMatch(/refused/)
       expect(harness.fixtures.hits.get(harness.fixtures.forbidden)?.length).toBe(forbiddenBefore)
-      // Each refused host is in the tenant's audit log, with the call's tool.
-      const audited = await server.audit?.page('acme', { limit: 100, filter: { action: 'egress.refused' } })
-      const hosts = audited?.records.map((entry) => entry.target)
+      // Each refused host is in the tenant's audit log, with the call's tool, as its admin reads it.
+      const audit = await fetch(`${server.url}/v1/audit?action=egress.refused&limit=100`, {
+        headers: { authorization: `Bearer ${harness.adminKey}` },
+      })
+      const audited = (await audit.json()) as { records: Array<{ target: string; details: unknown }> }
+      expect(audit.status, JSON.stringify(audited)).toBe(200)
+      const hosts = audited.records.map((entry) => entry.target)
       for (const [, host] of attempts) expect(hosts, host).toContain(host)
-      expect(audited?.records[0]?.details).toMatchObject({ tool: 'execute_command' })
+      expect(audited.records[0]?.details).toMatchObject({ tool: 'execute_command' })
     })
 
     it('leaves a program that ignores the proxy variables no way out', async () => {

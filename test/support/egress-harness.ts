@@ -5,14 +5,16 @@ import { caFile, nodeProxyClient, proxyAbuseClient } from './egress-scripts'
 import { type CallResult, startTestServer, type TestServer } from './server'
 
 /**
- * What the egress suites share: the fixtures, servers on the executor under test (keys: a wide one
- * and, when asked, a narrower one), and helpers to run commands and read the result's egress record.
+ * What the egress suites share: the fixtures, servers on the executor under test (keys: a wide one,
+ * the tenant's admin, and, when asked, a narrower one), and helpers to run commands and read the result's egress record.
  * Registers its own beforeAll/afterAll.
  */
 export interface EgressHarness {
   readonly fixtures: EgressFixtures
   key: string
   narrowKey: string
+  /** The tenant's admin key: reads its audit log over GET /v1/audit. */
+  adminKey: string
   url(port: number, path: string, scheme?: string): string
   serve(env: Record<string, string>, options?: { metrics?: boolean; narrow?: unknown }): Promise<TestServer>
   sh(server: TestServer, command: string, extra?: Record<string, unknown>, withKey?: string): Promise<CallResult>
@@ -32,6 +34,7 @@ export function egressHarness(executorEnv: () => Record<string, string>, prepare
   const started: TestServer[] = []
   const key = 'egress-wide-key-0123456789'
   const narrowKey = 'egress-narrow-key-0123456789'
+  const adminKey = 'egress-admin-key-0123456789'
   const loaded = () => {
     if (!fixtures) throw new Error('the egress fixtures are not started yet')
     return fixtures
@@ -50,6 +53,7 @@ export function egressHarness(executorEnv: () => Record<string, string>, prepare
     },
     key,
     narrowKey,
+    adminKey,
     url: (port, path, scheme = port === loaded().https ? 'https' : 'http') =>
       `${scheme}://${fixtureHost}:${port}${path}`,
     async serve(env, options = {}) {
@@ -57,6 +61,7 @@ export function egressHarness(executorEnv: () => Record<string, string>, prepare
       const trusted = [current.http, current.https, current.forbidden].map((port) => `${fixtureHost}:${port}`)
       const keys = [
         { tenant: 'acme', key },
+        { tenant: 'acme', key: adminKey, admin: true },
         ...(options.narrow ? [{ tenant: 'acme', key: narrowKey, egress: options.narrow }] : []),
       ]
       const server = await startTestServer(
