@@ -19,7 +19,7 @@ import { silentLogger } from '../src/core/logger'
 import { createNodeServices } from '../src/runtimes/node-services'
 import { createMemoryStorage } from '../src/storage/memory'
 import { toolNames } from '../src/tools/builtins'
-import { note, printRows, printTable, summarize } from './stats'
+import { note, printRows, printTable, summarize, timePair } from './stats'
 
 const iterations = Number(process.env.BENCH_ITERATIONS ?? 40)
 const sessionsForMemory = Number(process.env.BENCH_SESSIONS ?? 6)
@@ -121,18 +121,7 @@ try {
     if (!JSON.stringify(tree).includes('Clicked')) throw new Error('the click did not show')
   }
   // Warm-up: five rounds each (the first clicks change the button's label), then alternate.
-  for (let index = 0; index < 5; index++) {
-    await toolportRound()
-    await bareRound()
-  }
-  const samples: [number[], number[]] = [[], []]
-  for (let index = 0; index < iterations; index++) {
-    for (const [slot, round] of [toolportRound, bareRound].entries()) {
-      const started = performance.now()
-      await round()
-      samples[slot]?.push(performance.now() - started)
-    }
-  }
+  const samples = await timePair(toolportRound, bareRound, iterations, { warmups: 5 })
   const bareStats = summarize(samples[1])
   printTable('browser session: click + snapshot round trip, warm session', [
     { name: 'bare puppeteer-core: page.click + accessibility.snapshot', stats: bareStats },

@@ -19,32 +19,9 @@ import { createMemoryStorage } from '../src/storage/memory'
 import { toolNames } from '../src/tools/builtins'
 import { fontPath } from '../src/tools/documents/pdf/fonts'
 import { renderPlainTextPdf } from '../src/tools/documents/pdf/render-text'
-import { note, printTable, summarize } from './stats'
+import { note, printTable, summarize, timePair } from './stats'
 
 const iterations = Number(process.env.BENCH_ITERATIONS ?? 10)
-
-/**
- * One discarded warm-up run each, then the two alternate, so load from other work on this shared
- * machine falls on both alike. Each sample is the run's time divided by `per` (PDFs in a batch).
- */
-async function timePair(
-  first: () => Promise<unknown>,
-  second: () => Promise<unknown>,
-  count: number,
-  per = 1,
-): Promise<[number[], number[]]> {
-  await first()
-  await second()
-  const samples: [number[], number[]] = [[], []]
-  for (let index = 0; index < count; index++) {
-    for (const [slot, run] of [first, second].entries()) {
-      const started = performance.now()
-      await run()
-      samples[slot]?.push((performance.now() - started) / per)
-    }
-  }
-  return samples
-}
 
 // About 100 A4 pages of prose at 10.5 pt (each paragraph wraps onto two lines).
 const sentence = 'The quick brown fox jumps over the lazy dog while the committee reviews the budget. '
@@ -169,7 +146,7 @@ try {
       }),
     )
   const toolportBatch = () => Promise.all(Array.from({ length: concurrent }, toolportCall))
-  const [toolportHtml, bareHtml] = await timePair(toolportBatch, bareBatch, batches, concurrent)
+  const [toolportHtml, bareHtml] = await timePair(toolportBatch, bareBatch, batches, { per: concurrent })
   const barePuppeteer = summarize(bareHtml)
   const shared = summarize(toolportHtml)
   printTable(`HTML → PDF, 1 page, warm browser, ${concurrent} at once (time per PDF = batch / ${concurrent})`, [

@@ -11,7 +11,7 @@ import { silentLogger } from '../src/core/logger'
 import { setupShell } from '../src/sandbox/setup'
 import { createMemoryStorage } from '../src/storage/memory'
 import { toolNames } from '../src/tools/builtins'
-import { note, printRows, printTable, summarize } from './stats'
+import { note, printRows, printTable, summarize, timePair } from './stats'
 import { startChild } from './support/child'
 
 const run = promisify(execFile)
@@ -179,18 +179,13 @@ try {
 
   // What a call with network pays once: the forwarder (the service's node) starting in the sandbox. The two
   // are timed alternately, so that the machine's drift lands on both.
-  await sandboxed('true', false)
-  await sandboxed('true', true)
-  const samples = { without: [] as number[], with: [] as number[] }
-  for (let index = 0; index < calls; index++) {
-    for (const egress of [false, true]) {
-      const started = performance.now()
-      await sandboxed('true', egress)
-      samples[egress ? 'with' : 'without'].push(performance.now() - started)
-    }
-  }
-  const without = summarize(samples.without)
-  const withEgress = summarize(samples.with)
+  const [withoutSamples, withSamples] = await timePair(
+    () => sandboxed('true', false),
+    () => sandboxed('true', true),
+    calls,
+  )
+  const without = summarize(withoutSamples)
+  const withEgress = summarize(withSamples)
   printTable('sandbox egress: `true` with and without network', [
     { name: 'execute_command sandbox, egress none', stats: without },
     {

@@ -10,7 +10,7 @@ import { setupShell } from '../src/sandbox/setup'
 import { createMemoryStorage } from '../src/storage/memory'
 import { toolNames } from '../src/tools/builtins'
 import { ensureTestImage } from '../test/support/container-image'
-import { notes, printTable, summarize } from './stats'
+import { notes, printTable, summarize, timePair } from './stats'
 
 const iterations = Number(process.env.BENCH_ITERATIONS ?? 60)
 // A container start costs ~10× a bwrap start: fewer samples keep the run short.
@@ -33,25 +33,6 @@ async function time(run: () => Promise<unknown>, count = iterations): Promise<nu
     const started = performance.now()
     await run()
     samples.push(performance.now() - started)
-  }
-  return samples
-}
-
-/** Both runs `count` times each, one of each in turn, after a warm-up of each. */
-async function timeAlternately(
-  first: () => Promise<unknown>,
-  second: () => Promise<unknown>,
-  count = iterations,
-): Promise<[number[], number[]]> {
-  await first()
-  await second()
-  const samples: [number[], number[]] = [[], []]
-  for (let index = 0; index < count; index++) {
-    for (const [side, run] of [first, second].entries()) {
-      const started = performance.now()
-      await run()
-      samples[side]?.push(performance.now() - started)
-    }
   }
   return samples
 }
@@ -116,9 +97,8 @@ try {
     : fair.args
   const plain = summarize(await time(() => spawnTrue('/bin/true', [])))
   const bwrap = summarize(await time(() => spawnTrue('bwrap', bareBwrap)))
-  // The two compared are timed alternately, so that the machine's drift over a few seconds (±20% here)
-  // lands on both.
-  const [fairSamples, toolportSamples] = await timeAlternately(
+  // The two compared are timed alternately: the machine's drift over a few seconds (±20% here) lands on both.
+  const [fairSamples, toolportSamples] = await timePair(
     () => spawnTrue(root ? 'setpriv' : 'bwrap', fairArgv, fair.inputs),
     () =>
       shell.execute({
@@ -130,6 +110,7 @@ try {
         timeoutMs: 10_000,
         signal: new AbortController().signal,
       }),
+    iterations,
   )
   const fairBwrap = summarize(fairSamples)
   const toolport = summarize(toolportSamples)

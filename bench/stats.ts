@@ -6,6 +6,32 @@ export interface Stats {
   samples: number
 }
 
+/**
+ * Two runs timed alternately after discarded warm-ups of each (one by default), so that load from other
+ * work on this shared machine falls on both alike. Each sample is the run's time divided by `per`
+ * (e.g. PDFs in a batch).
+ */
+export async function timePair(
+  first: () => Promise<unknown>,
+  second: () => Promise<unknown>,
+  count: number,
+  options: { per?: number; warmups?: number } = {},
+): Promise<[number[], number[]]> {
+  for (let index = 0; index < (options.warmups ?? 1); index++) {
+    await first()
+    await second()
+  }
+  const samples: [number[], number[]] = [[], []]
+  for (let index = 0; index < count; index++) {
+    for (const [slot, run] of [first, second].entries()) {
+      const started = performance.now()
+      await run()
+      samples[slot]?.push((performance.now() - started) / (options.per ?? 1))
+    }
+  }
+  return samples
+}
+
 export function summarize(samples: number[]): Stats {
   const sorted = [...samples].sort((a, b) => a - b)
   const at = (quantile: number) =>
