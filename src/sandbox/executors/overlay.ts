@@ -22,25 +22,24 @@ export interface OverlayLayers {
 }
 
 // Exits 97 without running anything when the mount fails: the command must never see the copy itself.
-const mountFailed =
-  '{ echo "toolport: the workspace overlay could not be mounted; the command did not run" >&2; exit 97; }'
-const mountScript = `mount -t overlay overlay -o "lowerdir=$1,upperdir=$2,workdir=$3,userxattr" "$4" || ${mountFailed}; `
+const mountScript =
+  'mount -t overlay overlay -o "lowerdir=$1,upperdir=$2,workdir=$3,userxattr" "$4" || { echo "toolport: the workspace overlay could not be mounted; the command did not run" >&2; exit 97; }; '
+// The program after it is bwrap, which must start with no environment: the shell's PWD is unset.
+const runScript = `${mountScript}shift 4; unset PWD OLDPWD; exec "$@"`
+// After the run, with nothing of it alive: the merged entries of the named folders (NUL-separated paths).
+const listScript = `${mountScript}cd "$4" || exit 97; shift 4; exec find "$@" -mindepth 1 -maxdepth 1 -print0`
 
 /** The user and mount namespace of its own in which an unprivileged overlay may be mounted. */
 export const overlayNamespace = ['unshare', '--user', '--map-root-user', '--mount']
 
 /**
- * The mount as one shell line, for a shell already in that namespace (a start made ahead,
- * warm-start.ts). The paths are overlayable (overlayablePath): no line break, quote-safe as quoted.
+ * The same mount as shell lines, for a shell already in that namespace (a start made ahead,
+ * warm-start.ts): the layers set as its arguments, then the mount.
  */
 export function overlayMountLine(layers: OverlayLayers, quote: (word: string) => string): string {
-  const options = `lowerdir=${layers.lower},upperdir=${layers.upper},workdir=${layers.work},userxattr`
-  return `mount -t overlay overlay -o ${quote(options)} ${quote(layers.merged)} || ${mountFailed}`
+  const paths = [layers.lower, layers.upper, layers.work, layers.merged].map(quote).join(' ')
+  return `set -- ${paths}; ${mountScript}`
 }
-// The program after it is bwrap, which must start with no environment: the shell's PWD is unset.
-const runScript = `${mountScript}shift 4; unset PWD OLDPWD; exec "$@"`
-// After the run, with nothing of it alive: the merged entries of the named folders (NUL-separated paths).
-const listScript = `${mountScript}cd "$4" || exit 97; shift 4; exec find "$@" -mindepth 1 -maxdepth 1 -print0`
 
 /** overlayfs takes its layers in one option string: these characters would be read as separators. */
 export function overlayablePath(path: string): boolean {
