@@ -50,6 +50,8 @@ try {
     },
   })
   if (!shell) throw new Error(`no sandbox: ${problem}`)
+  // socat where installed (TOOLPORT_SHELL_EGRESS_RELAY=auto), else the service's Node as the forwarder.
+  const relay = JSON.stringify(shell.status()).includes('through socat') ? 'socat' : 'the Node forwarder'
   const storage = createMemoryStorage()
   await storage.put('tenants/bench/workspaces/egress/ca.pem', certificate)
   const sandboxed = (command: string, egress: boolean) =>
@@ -82,7 +84,7 @@ try {
   /**
    * Pairs of runs, host then sandbox, so a machine busy with other work slows both sides alike. Each
    * run makes two transfers and keeps the second: the first warms the connection path (and, in the
-   * sandbox, the freshly started forwarder).
+   * sandbox, the freshly started relay).
    */
   const paired = async (url: string, pairs: number, hostExtra = '', sandboxExtra = '') => {
     const direct: number[] = []
@@ -98,7 +100,7 @@ try {
   // 1 Gbit/s link (what a registry or source host is, seen from a server), and from one as fast as
   // loopback memory copies go. The target is the first: the proxy must keep up with a real network.
   // The second shows the proxy's own ceiling: on loopback every byte is copied by four processes
-  // (upstream, proxy, forwarder, curl) instead of two, on the same two cores.
+  // (upstream, proxy, relay, curl) instead of two, on the same two cores.
   const megabytes = (seconds: number) => downloadBytes / 1024 / 1024 / seconds
   const lineRate = 125_000_000
   const rows: string[][] = []
@@ -118,7 +120,7 @@ try {
         '',
       ],
       [
-        `curl in the sandbox, through forwarder and proxy, ${label}`,
+        `curl in the sandbox, through ${relay} and proxy, ${label}`,
         `${(proxied.p50 * 1000).toFixed(1)} ms`,
         `${megabytes(proxied.p50).toFixed(0)} MB/s`,
         String(proxied.samples),
@@ -167,7 +169,7 @@ try {
         '',
       ],
       [
-        'curl in the sandbox, through forwarder and proxy',
+        `curl in the sandbox, through ${relay} and proxy`,
         format(milliseconds(proxiedHttps)),
         `${(proxiedHttps.p90 * 1000).toFixed(2)} ms`,
         String(proxiedHttps.samples),
@@ -177,7 +179,7 @@ try {
     ],
   )
 
-  // What a call with network pays once: the forwarder (the service's node) starting in the sandbox. The two
+  // What a call with network pays once: the proxy session, and the relay starting in the sandbox. The two
   // are timed alternately, so that the machine's drift lands on both.
   const [withoutSamples, withSamples] = await timePair(
     () => sandboxed('true', false),
@@ -189,7 +191,7 @@ try {
   printTable('sandbox egress: `true` with and without network', [
     { name: 'execute_command sandbox, egress none', stats: without },
     {
-      name: 'execute_command sandbox, egress allow (forwarder + proxy session)',
+      name: `execute_command sandbox, egress allow (${relay} + proxy session)`,
       stats: withEgress,
       baseline: without,
       target: egressStartTarget,
@@ -197,11 +199,15 @@ try {
   ])
   if (withEgress.p50 / without.p50 > egressStartTarget) {
     note(
-      `sandbox egress start MISSED (${(withEgress.p50 / without.p50).toFixed(2)}×, ${(withEgress.p50 - without.p50).toFixed(1)} ms more than without network; target ≤ ${egressStartTarget}×): what a call with network adds is the forwarder, which is the service's own Node binary started inside the sandbox to listen on its loopback, relay to the proxy's socket and run the command as its child. Node's own start, before the script does anything, is half to two thirds of it (\`env -i node -e 0\` takes 20–30 ms on this machine); the rest is the script's listener, its spawn of the command, and the proxy session on the host (a Unix socket bound into the sandbox). Plan: under bwrap, a relay that is not a Node start (socat, a Debian package, or a small static relay; a fixed port of the sandbox's own network namespace, which no other program holds), keeping the Node forwarder for container images without one.`,
+      `sandbox egress start MISSED (${(withEgress.p50 / without.p50).toFixed(2)}×, ${(withEgress.p50 - without.p50).toFixed(1)} ms more than without network; target ≤ ${egressStartTarget}×; 3.38× until 2026-12-07, when the relay was the service's Node started inside the sandbox): ${
+        relay === 'socat'
+          ? "what a call with network still adds is socat's start inside the sandbox until it listens (exec and the dynamic linking of its 14 libraries: OpenSSL, Kerberos, libwrap, which its TCP and Unix addresses never use; `socat -V` alone takes 2.2 ms on this machine against 0.9 ms for /bin/true), the sandbox shell reading /proc/net/tcp until the socket is listed, two more bind mounts, and the proxy session on the host (the socket's bind, mode and owner, then its close). Plan: a relay that links nothing (a small static binary, built from source the project keeps, or socat built without OpenSSL and libwrap), or a network namespace made ahead with the rest of the start (warm-start.ts), with the relay already listening in it and bwrap joining it."
+          : "socat is not installed here, so the relay is the Node forwarder: Node's own start (`env -i node -e 0` takes 20–30 ms on this machine), its listener and its spawn of the command. Install socat (Debian: apt-get install socat)."
+      }`,
     )
   }
   note(
-    `sandbox egress: transfers are timed by curl itself (time_total), so the sandbox's start is in no figure; host and sandbox runs alternate (${downloads} pairs of downloads, ${requests} of HTTPS requests), each keeping the second of two transfers. The last table is what a call with network pays once (the forwarder starting), timed alternately with the same call without network.`,
+    `sandbox egress: transfers are timed by curl itself (time_total), so the sandbox's start is in no figure; host and sandbox runs alternate (${downloads} pairs of downloads, ${requests} of HTTPS requests), each keeping the second of two transfers. The last table is what a call with network pays once (the proxy session and the relay starting), timed alternately with the same call without network.`,
   )
 } finally {
   await upstream.stop()

@@ -76,7 +76,7 @@ try {
   const root = process.getuid?.() === 0
   if (root) await chown(fairWorkspace, config.sandbox.user.uid, config.sandbox.user.gid)
   const fair = await bwrapInvocation(
-    { usrMergedLinks: await findUsrMergedLinks(), forwarder: undefined },
+    { usrMergedLinks: await findUsrMergedLinks(), relay: undefined },
     {
       command: 'true',
       workspaceDir: fairWorkspace,

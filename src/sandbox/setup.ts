@@ -1,4 +1,4 @@
-import { access, mkdir } from 'node:fs/promises'
+import { access, mkdir, realpath } from 'node:fs/promises'
 import { availableParallelism } from 'node:os'
 import { delimiter, join, resolve } from 'node:path'
 import type { Logger } from '../core/logger'
@@ -13,6 +13,7 @@ import {
   probeBwrap,
   probeBwrapOverlay,
 } from './executors/bwrap'
+import type { BwrapRelay } from './executors/bwrap-arguments'
 import { probeCgroups } from './executors/cgroup'
 import {
   type ContainerOptions,
@@ -67,6 +68,19 @@ async function forwarderFor(
   return prepareForwarder(join(workDir, 'egress'))
 }
 
+/** Under bwrap: socat where installed (unless the operator asked for Node), else the Node forwarder. */
+async function bwrapRelayFor(
+  egress: ShellEgressOptions | undefined,
+  env: Record<string, string | undefined>,
+  workDir: string,
+): Promise<BwrapRelay | undefined> {
+  if (!egress || egress.settings.policy.mode === 'none') return undefined
+  const socat = egress.settings.relay === 'auto' ? await findProgram('socat', env) : undefined
+  if (socat) return { socat: await realpath(socat) }
+  const forwarder = await forwarderFor(egress, workDir)
+  return forwarder ? { forwarder } : undefined
+}
+
 async function createBwrap(
   settings: SandboxSettings,
   env: Record<string, string | undefined>,
@@ -88,7 +102,7 @@ async function createBwrap(
     sandboxUser: root ? settings.user : undefined,
     cgroups: await probeCgroups(),
     usrMergedLinks: await findUsrMergedLinks(),
-    forwarder: await forwarderFor(egress, workDir),
+    relay: await bwrapRelayFor(egress, env, workDir),
   }
   const failure = await probeBwrap(options, workDir)
   if (failure) return `bubblewrap cannot start a sandbox here: ${failure}`

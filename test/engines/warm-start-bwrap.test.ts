@@ -57,7 +57,7 @@ describe('bwrap runs from starts made ahead', () => {
       sandboxUser,
       cgroups: await probeCgroups(),
       usrMergedLinks: await findUsrMergedLinks(),
-      forwarder: undefined,
+      relay: undefined,
     }
     sandbox = createBwrapSandbox(options)
   })

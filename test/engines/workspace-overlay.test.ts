@@ -220,7 +220,7 @@ describe('the overlay chain at its edges', () => {
       sandboxUser: process.getuid?.() === 0 ? settings.user : undefined,
       cgroups: undefined,
       usrMergedLinks: await findUsrMergedLinks(),
-      forwarder: undefined,
+      relay: undefined,
     }
   })
   afterAll(async () => {

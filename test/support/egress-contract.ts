@@ -96,6 +96,18 @@ export function egressContract(harness: EgressHarness): void {
       expect(usage?.egress_bytes_out).toBeGreaterThan(0)
     })
 
+    it('runs the command itself behind the relay: its exit status, the proxy variables, nothing of the relay', async () => {
+      // The relay shell's own variables (socat-relay.ts) must not reach the command.
+      const leaks = ['relay', 'port', 'local', 'state'].map((name) => `$\{${name}-none}`).join(' ')
+      const result = await sh(server, `echo "$HTTP_PROXY $ALL_PROXY"; echo "${leaks}"; exit 7`)
+      expect(result.status, JSON.stringify(result.body)).toBe(200)
+      expect(result.body.exit_code, result.body.output).toBe(7)
+      const [proxies, leftovers] = result.body.stdout.trim().split('\n')
+      expect(proxies).toMatch(/^http:\/\/127\.0\.0\.1:(\d+) socks5h:\/\/127\.0\.0\.1:\1$/)
+      expect(leftovers).toBe('none none none none')
+      expect(result.body.stderr).toBe('')
+    })
+
     it('refuses every other host, port, raw address, metadata, IPv6, IPv4-mapped and private resolution', async () => {
       const forbiddenBefore = harness.fixtures.hits.get(harness.fixtures.forbidden)?.length
       const raw = (address: string, port: number, path: string) => `${address}:${port}${path}`

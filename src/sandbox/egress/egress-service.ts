@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises'
+import { chmod, mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { EgressPolicy } from '../../core/egress-policy'
 import type { Resolver } from '../../net/node-http'
@@ -69,6 +69,7 @@ export function createEgressService(options: EgressOptions): EgressService {
     entry.bytesOut += report.bytesOut
     totals.set(tenant, entry)
   }
+  let socketsReady: Promise<void> | undefined
   return {
     policy: options.policy,
     limits: options.limits,
@@ -84,36 +85,38 @@ export function createEgressService(options: EgressOptions): EgressService {
       const ruled: readonly EgressLayer[] = layers.length > 0 ? layers : [{ source: 'server', policy: options.policy }]
       const policy = (ruled.at(-1) as EgressLayer).policy
       if (policy.mode === 'none') return { value: await run() }
-      await mkdir(options.socketsDir, { recursive: true, mode: 0o711 })
-      // The sandbox user must reach the socket through this folder; nobody can list it.
-      const folder = await mkdtemp(join(options.socketsDir, 'run-'))
-      await chmod(folder, 0o711)
+      // Made once: the sandbox user must reach each socket through this folder, and nobody can list it,
+      // so a socket's random name is known only to the run it is bound into.
+      socketsReady ??= mkdir(options.socketsDir, { recursive: true, mode: 0o711 }).then(() =>
+        chmod(options.socketsDir, 0o711),
+      )
+      await socketsReady.catch((error: unknown) => {
+        socketsReady = undefined
+        throw error
+      })
+      const notes = noteChannel()
+      // The session removes its socket when it closes.
+      const session = await openEgressSession({
+        socketPath: join(options.socketsDir, `${randomUUID()}.sock`),
+        owner: options.owner,
+        rules: {
+          layers: ruled,
+          trustedHosts: options.trustedHosts,
+          ...(options.resolve ? { resolve: options.resolve } : {}),
+        },
+        limits: options.limits,
+        note: notes.note,
+      })
+      let value: T
       try {
-        const notes = noteChannel()
-        const session = await openEgressSession({
-          socketPath: join(folder, `${randomUUID()}.sock`),
-          owner: options.owner,
-          rules: {
-            layers: ruled,
-            trustedHosts: options.trustedHosts,
-            ...(options.resolve ? { resolve: options.resolve } : {}),
-          },
-          limits: options.limits,
-          note: notes.note,
-        })
-        let value: T
-        try {
-          value = await run({ socketPath: session.socketPath, notes })
-        } catch (error) {
-          count(tenant, await session.close())
-          throw error
-        }
-        const report = await session.close()
-        count(tenant, report)
-        return { value, report: { ...report, policy } }
-      } finally {
-        await rm(folder, { recursive: true, force: true })
+        value = await run({ socketPath: session.socketPath, notes })
+      } catch (error) {
+        count(tenant, await session.close())
+        throw error
       }
+      const report = await session.close()
+      count(tenant, report)
+      return { value, report: { ...report, policy } }
     },
   }
 }

@@ -7,6 +7,8 @@
  * sandbox's own loopback), then runs the program with the proxy variables pointing there, relays
  * every connection to the socket, and exits as the program did (the same code, or the same signal).
  */
+import { proxyVariables } from './proxy-variables'
+
 export const forwarderSource = String.raw`'use strict'
 // toolport egress forwarder: relays the sandbox's loopback to toolport's proxy socket.
 const net = require('node:net')
@@ -52,18 +54,10 @@ for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP']) {
 }
 server.listen(0, '127.0.0.1', () => {
   const port = server.address().port
-  const proxy = 'http://127.0.0.1:' + port
-  const env = Object.assign({}, process.env, {
-    HTTP_PROXY: proxy,
-    HTTPS_PROXY: proxy,
-    http_proxy: proxy,
-    https_proxy: proxy,
-    ALL_PROXY: 'socks5h://127.0.0.1:' + port,
-    all_proxy: 'socks5h://127.0.0.1:' + port,
-    NO_PROXY: 'localhost,127.0.0.1,::1',
-    no_proxy: 'localhost,127.0.0.1,::1',
-    NODE_USE_ENV_PROXY: '1',
-  })
+  // The variables of proxy-variables.ts, their origin filled in here.
+  const variables = ${JSON.stringify(proxyVariables('@origin'))}
+  const env = Object.assign({}, process.env)
+  for (const [name, value] of Object.entries(variables)) env[name] = value.replace('@origin', '127.0.0.1:' + port)
   child = spawn(file, args, { stdio: 'inherit', env })
   child.on('error', (error) => {
     process.stderr.write('toolport: cannot run ' + file + ': ' + error.message + '\n')

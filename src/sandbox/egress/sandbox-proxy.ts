@@ -55,8 +55,17 @@ export async function openEgressSession(options: EgressSessionOptions): Promise<
       resolve()
     })
   })
-  await chmod(options.socketPath, 0o600)
-  if (options.owner) await chown(options.socketPath, options.owner.uid, options.owner.gid)
+  const { owner } = options
+  try {
+    await Promise.all([
+      chmod(options.socketPath, 0o600),
+      owner ? chown(options.socketPath, owner.uid, owner.gid) : undefined,
+    ])
+  } catch (error) {
+    server.close()
+    await rm(options.socketPath, { force: true })
+    throw error
+  }
   return {
     socketPath: options.socketPath,
     async close() {

@@ -52,6 +52,12 @@ export const egressSettings = defineSettings({
       default: String(256 * 1024 * 1024),
       description: 'Bytes one command may send through the proxy, all connections together; past it, they are cut.',
     }),
+    TOOLPORT_SHELL_EGRESS_RELAY: variable({
+      schema: z.enum(['auto', 'node']),
+      default: 'auto',
+      description:
+        "What relays a command's connections from the sandbox's loopback to the proxy. `auto`: under bubblewrap, socat when it is installed (it starts in about a millisecond), else the service's own Node binary running a small forwarder (20–30 ms of Node start per call with network); containers always use the Node forwarder, since their image need not have socat. `node`: always the Node forwarder.",
+    }),
     TOOLPORT_SHELL_EGRESS_CONNECTION_SECONDS: variable({
       schema: positiveInteger.max(86_400),
       default: '600',
@@ -84,7 +90,7 @@ export const egressSettings = defineSettings({
       bytesOut: values.TOOLPORT_SHELL_EGRESS_BYTES_OUT,
       connectionSeconds: values.TOOLPORT_SHELL_EGRESS_CONNECTION_SECONDS,
     }
-    return { policy, limits }
+    return { policy, limits, relay: values.TOOLPORT_SHELL_EGRESS_RELAY }
   },
 })
 

@@ -1,13 +1,14 @@
 import { lstat } from 'node:fs/promises'
-import { type ForwarderRuntime, forwarderArgv, forwarderMounts, scriptTarget } from '../egress/forwarder'
+import { type ForwarderRuntime, forwarderArgv, forwarderMounts, scriptTarget, socketTarget } from '../egress/forwarder'
 import { forwarderSource } from '../egress/forwarder-source'
+import { socatRelayArgv, socatTarget } from '../egress/socat-relay'
 import type { SandboxRunRequest } from './sandbox'
 
 /**
  * bubblewrap's command line for one run. What the sandbox could learn of the host from it is kept
  * out of sight: the options travel through a pipe (`--args 3`), so /proc/1/cmdline shows only
  * `bwrap --args 3 -- <command>`, and the generated files (/etc/passwd, group, hosts, hostname, the
- * egress forwarder) are handed over as data (`--ro-bind-data`), so /proc/self/mountinfo names no
+ * Node egress forwarder) are handed over as data (`--ro-bind-data`), so /proc/self/mountinfo names no
  * folder of the host for them. What mountinfo still shows is in SECURITY.md.
  */
 export const sandboxUid = 1000
@@ -34,9 +35,12 @@ const generatedEtc: Record<string, string> = {
 export interface BwrapLayout {
   /** Top-level host entries that are symlinks into /usr on this system (usrmerge): /bin, /lib, … */
   usrMergedLinks: ReadonlyMap<string, string>
-  /** The egress forwarder; undefined: no run ever gets network. */
-  forwarder: ForwarderRuntime | undefined
+  /** What relays a run's network to the proxy's socket; undefined: no run ever gets network. */
+  relay: BwrapRelay | undefined
 }
+
+/** socat (egress/socat-relay.ts) where installed, else the service's own Node (egress/forwarder.ts). */
+export type BwrapRelay = { socat: string } | { forwarder: ForwarderRuntime }
 
 /** What to start: bwrap's own argv, and the data its descriptors 3, 4, … carry. */
 export interface BwrapInvocation {
@@ -68,7 +72,7 @@ async function existing(paths: readonly string[]): Promise<string[]> {
 
 /**
  * `innerLimits`: rlimits applied to the command alone, inside the sandbox. RLIMIT_AS goes there when the
- * command runs behind the egress forwarder: Node cannot even start under an address-space limit.
+ * command runs behind the Node egress forwarder: Node cannot even start under an address-space limit.
  */
 export async function bwrapInvocation(
   layout: BwrapLayout,
@@ -126,12 +130,16 @@ export async function bwrapInvocation(
   // A shell command line, or an argv run as it is (command sources: no shell reads its elements).
   const program = request.argv ? [...request.argv] : ['/bin/sh', '-c', request.command]
   let command = innerLimits.length > 0 ? ['prlimit', ...innerLimits, '--', ...program] : program
-  if (request.egressSocket && layout.forwarder) {
+  const relay = request.egressSocket ? layout.relay : undefined
+  if (request.egressSocket && relay && 'socat' in relay) {
+    args.push('--ro-bind', request.egressSocket, socketTarget, '--ro-bind', relay.socat, socatTarget)
+    command = socatRelayArgv(command)
+  } else if (request.egressSocket && relay && 'forwarder' in relay) {
     // The host's /usr and /lib are visible here: node needs only its binary, the script and the socket.
-    for (const mount of forwarderMounts(layout.forwarder, request.egressSocket, false, false))
+    for (const mount of forwarderMounts(relay.forwarder, request.egressSocket, false, false))
       args.push('--ro-bind', mount.source, mount.target)
     args.push('--ro-bind-data', dataFd(forwarderSource), scriptTarget)
-    command = forwarderArgv(layout.forwarder, command, false)
+    command = forwarderArgv(relay.forwarder, command, false)
   }
   const packed = new TextEncoder().encode(args.map((arg) => `${arg}\0`).join(''))
   // The command itself must follow on the real command line (bwrap reads only options from --args).

@@ -34,8 +34,8 @@ export function createBwrapSandbox(options: BwrapOptions): Sandbox {
   )
   const enforced: Record<string, string> = {
     isolation: 'bubblewrap: new user, pid, net, ipc, uts, mount and cgroup namespaces; read-only /usr; private /tmp',
-    network: options.forwarder
-      ? "empty network namespace; calls with egress reach only toolport's proxy (a Unix socket bound into the sandbox)"
+    network: options.relay
+      ? `empty network namespace; calls with egress reach only toolport's proxy (a Unix socket bound into the sandbox), through ${'socat' in options.relay ? 'socat' : "the service's Node"} on the sandbox's loopback`
       : 'none (empty network namespace)',
     user: options.sandboxUser
       ? `uid ${sandboxUid} in the sandbox, host uid ${options.sandboxUser.uid}; all capabilities dropped`
@@ -55,7 +55,7 @@ export function createBwrapSandbox(options: BwrapOptions): Sandbox {
   }
   return {
     executor: 'bwrap',
-    egress: options.forwarder !== undefined,
+    egress: options.relay !== undefined,
     ...(options.overlay
       ? { overlays: { list: (layers, folders) => listMerged(layers, folders, dropUserOf(options)) } }
       : {}),
@@ -157,8 +157,9 @@ async function programAfterStart(
 async function rlimitsAndInvocation(options: BwrapOptions, request: SandboxRunRequest, cgroup: RunCgroup | undefined) {
   const { limits } = options
   const addressSpace = cgroup ? [] : [`--as=${limits.memoryBytes}`]
-  // Node cannot start under an address-space limit: behind the egress forwarder it binds the command alone.
-  const behindForwarder = request.egressSocket !== undefined && options.forwarder !== undefined
+  // Node cannot start under an address-space limit: behind the Node forwarder it binds the command alone.
+  const behindForwarder =
+    request.egressSocket !== undefined && options.relay !== undefined && 'forwarder' in options.relay
   const rlimits = [
     `--nofile=${limits.openFiles}`,
     `--fsize=${limits.fileBytes}`,
