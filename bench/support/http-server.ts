@@ -2,10 +2,11 @@
 // `npm start` builds it: fs storage, a bearer key, the JSON access log and Prometheus metrics, one
 // 1 KB file), `plain` (the same work done plainly: a bare Hono + @hono/node-server route that parses
 // the JSON body, checks the bearer key, normalises the path, lstats and reads the same 1 KB file and
-// answers the same JSON) or `bare` (a bare route answering the body toolport answers, given in
+// answers the same JSON; `plain-sync` the same with synchronous reads) or `bare` (a bare route answering the body toolport answers, given in
 // BENCH_BODY, from memory: the floor). Prints one JSON line { ready: true, url }, then serves until
 // killed.
 import { timingSafeEqual } from 'node:crypto'
+import { lstatSync, readFileSync } from 'node:fs'
 import { lstat, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -55,13 +56,17 @@ if (mode === 'toolport') {
           .then(() => process.exit(0)),
     ),
   )
-} else if (mode === 'plain') {
+} else if (mode === 'plain' || mode === 'plain-sync') {
   // The file at the same depth below a data folder as toolport's fs storage keeps it.
   const data = await mkdtemp(join(tmpdir(), 'toolport-bench-plain-'))
   const workspaces = join(data, 'data', 'tenants', 'bench', 'workspaces')
   await mkdir(join(workspaces, 'bench'), { recursive: true })
   await writeFile(join(workspaces, 'bench', 'bench.txt'), fileContent)
   const expected = Buffer.from(`Bearer ${benchKey}`)
+  // `plain` reads as most Node code does, through fs/promises (each call a trip through the thread
+  // pool); `plain-sync` reads with lstatSync and readFileSync on the event loop, as a route written for
+  // small files does (and as toolport does for them).
+  const sync = mode === 'plain-sync'
   const app = new Hono()
   app.post('/v1/tools/read_file', async (c) => {
     const presented = Buffer.from(c.req.header('authorization') ?? '')
@@ -75,9 +80,9 @@ if (mode === 'toolport') {
     const path = posix.normalize(input.path)
     if (path.startsWith('/') || path === '..' || path.startsWith('../')) return c.json({ error: 'bad path' }, 400)
     const file = join(workspaces, workspace, path)
-    const stats = await lstat(file).catch(() => null)
+    const stats = sync ? lstatSync(file, { throwIfNoEntry: false }) : await lstat(file).catch(() => null)
     if (!stats?.isFile()) return c.json({ error: 'not found' }, 404)
-    const content = await readFile(file, 'utf8')
+    const content = sync ? readFileSync(file, 'utf8') : await readFile(file, 'utf8')
     const lines = content.match(/[^\n]*\n|[^\n]+$/g)?.length ?? 0
     return c.json({ path, content, total_lines: lines, start_line: 1, end_line: lines, truncated: false })
   })
@@ -95,5 +100,5 @@ if (mode === 'toolport') {
   console.log(JSON.stringify({ ready: true, url }))
   process.once('SIGTERM', () => server.close(() => process.exit(0)))
 } else {
-  throw new Error('usage: http-server.ts toolport|plain|bare')
+  throw new Error('usage: http-server.ts toolport|plain|plain-sync|bare')
 }
