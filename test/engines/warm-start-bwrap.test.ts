@@ -75,11 +75,15 @@ describe('bwrap runs from starts made ahead', () => {
     ...more,
   })
 
-  it('keeps the next run’s start waiting, in cgroups of its own, once a run is over', async () => {
+  it('keeps the next two runs’ starts waiting, each in cgroups of its own, once a run is over', async () => {
     expect((await sandbox.run(request({}))).exitCode).toBe(0)
-    const starts = await startsUntil((found) => found.length > 0)
-    expect(starts).toHaveLength(1)
-    if (options.cgroups) expect(starts[0]?.cgroup).toMatch(/toolport-runs\/[0-9a-f-]{36}/)
+    const starts = await startsUntil((found) => found.length > 1)
+    expect(starts).toHaveLength(2)
+    if (options.cgroups) {
+      const groups = starts.map((start) => /toolport-runs\/([0-9a-f-]{36})/.exec(start.cgroup)?.[1])
+      expect(groups.every((group) => group !== undefined)).toBe(true)
+      expect(new Set(groups).size).toBe(2)
+    }
     // The run that takes it is in those cgroups: the command sees them as its own.
     const taken = await sandbox.run(request({ command: 'cat /proc/self/cgroup' }))
     expect(taken.exitCode, taken.output.text).toBe(0)
@@ -92,7 +96,8 @@ describe('bwrap runs from starts made ahead', () => {
   })
 
   it('waits past the uid drop, and for a sandbox that takes overlays in the overlay’s own user namespace', async () => {
-    const [plain] = await startsUntil((found) => found.length > 0)
+    const shared = await startsUntil((found) => found.length > 1)
+    const [plain] = shared
     if (!plain) throw new Error('no start is waiting')
     const ownNamespace = await readlink('/proc/self/ns/user')
     expect(await readlink(`/proc/${plain.pid}/ns/user`)).toBe(ownNamespace)
@@ -118,8 +123,10 @@ describe('bwrap runs from starts made ahead', () => {
       const result = await overlaid.run(request({ workspaceDir: overlay.lower, overlay, command: 'echo up > new' }))
       expect(result.exitCode, result.output.text).toBe(0)
       expect(await readFile(join(overlay.upper, 'new'), 'utf8')).toBe('up\n')
-      // Once its run is over, the overlay sandbox keeps a start of its own waiting beside the shared one's.
-      const next = (await startsUntil((found) => found.length > 1)).find((start) => start.pid !== plain.pid)
+      // Once its run is over, the overlay sandbox keeps starts of its own waiting beside the shared one's.
+      const next = (await startsUntil((found) => found.length > shared.length)).find(
+        (start) => !shared.some((kept) => kept.pid === start.pid),
+      )
       if (!next) throw new Error('the overlay sandbox keeps no start waiting')
       expect(await readlink(`/proc/${next.pid}/ns/user`)).not.toBe(ownNamespace)
     } finally {
@@ -158,9 +165,9 @@ describe('bwrap runs from starts made ahead', () => {
   })
 
   it('replaces a start that was killed while it waited', async () => {
-    const [start] = await startsUntil((found) => found.length > 0)
-    if (!start) throw new Error('no start is waiting')
-    process.kill(start.pid, 'SIGKILL')
+    const starts = await startsUntil((found) => found.length > 1)
+    if (starts.length === 0) throw new Error('no start is waiting')
+    for (const start of starts) process.kill(start.pid, 'SIGKILL')
     await new Promise((resolve) => setTimeout(resolve, 50))
     const result = await sandbox.run(request({ command: 'echo still' }))
     expect(result.exitCode, result.output.text).toBe(0)
@@ -168,20 +175,25 @@ describe('bwrap runs from starts made ahead', () => {
   })
 
   it('stops its waiting start and removes its cgroups on close', async () => {
-    // The shared sandbox keeps one start waiting; a second sandbox makes its own after its run.
+    // The shared sandbox keeps two starts waiting; a second sandbox makes two of its own after its run.
+    await sandbox.run(request({}))
+    await startsUntil((starts) => starts.length === 2)
     const own = createBwrapSandbox(options)
     expect((await own.run(request({}))).exitCode).toBe(0)
-    const both = await startsUntil((starts) => starts.length === 2)
+    const all = await startsUntil((starts) => starts.length === 4)
+    expect(all).toHaveLength(4)
     await own.close?.()
-    const left = await startsUntil((starts) => starts.length === 1)
-    const closed = both.find((start) => !left.some((kept) => kept.pid === start.pid))
-    expect(closed).toBeDefined()
+    const left = await startsUntil((starts) => starts.length === 2)
+    const closed = all.filter((start) => !left.some((kept) => kept.pid === start.pid))
+    expect(closed).toHaveLength(2)
     if (options.cgroups) {
-      const line = closed?.cgroup.split('\n').find((entry) => /^\d+:(memory|):/.test(entry)) ?? ''
-      const path = line.split(':')[2] ?? ''
-      expect(path).toMatch(/toolport-runs\/[0-9a-f-]{36}$/)
-      const folder = line.startsWith('0::') ? `/sys/fs/cgroup${path}` : `/sys/fs/cgroup/memory${path}`
-      await expect(readdir(folder)).rejects.toThrow(/ENOENT/)
+      for (const start of closed) {
+        const line = start.cgroup.split('\n').find((entry) => /^\d+:(memory|):/.test(entry)) ?? ''
+        const path = line.split(':')[2] ?? ''
+        expect(path).toMatch(/toolport-runs\/[0-9a-f-]{36}$/)
+        const folder = line.startsWith('0::') ? `/sys/fs/cgroup${path}` : `/sys/fs/cgroup/memory${path}`
+        await expect(readdir(folder)).rejects.toThrow(/ENOENT/)
+      }
     }
   })
 })

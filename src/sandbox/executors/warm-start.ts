@@ -84,9 +84,18 @@ function alive(child: ChildProcess): boolean {
   return child.exitCode === null && child.signalCode === null && child.pid !== undefined
 }
 
-/** Keeps one start ready for the next run, made again after each; `prefix` runs before the wait. */
-export function createWarmStarts(newCgroup: () => Promise<RunCgroup | undefined>, prefix: readonly string[]) {
-  let ready: Promise<WarmStart> | undefined
+/**
+ * Keeps two starts ready, made again after each run: a run that follows another at once (a client's
+ * next command, a queued call) takes the start made the run before, which has had a whole run to join its
+ * cgroups and reach its wait, instead of one spawned a moment ago. Making them after runs rather than
+ * during them keeps their processes off the cores while a run starts. `prefix` runs before the wait.
+ */
+export function createWarmStarts(
+  newCgroup: () => Promise<RunCgroup | undefined>,
+  prefix: readonly string[],
+  depth = 2,
+) {
+  const ready: Promise<WarmStart>[] = []
   let closed = false
 
   async function make(): Promise<WarmStart> {
@@ -123,27 +132,26 @@ export function createWarmStarts(newCgroup: () => Promise<RunCgroup | undefined>
   }
 
   return {
-    /** A start for a run: the one made ahead when it is still alive, else a new one. */
+    /** A start for a run: the oldest made ahead when it is still alive, else a new one. */
     async take(): Promise<WarmStart> {
-      const waiting = ready
-      ready = undefined
-      const start = await waiting?.catch(() => undefined)
+      const start = await ready.shift()?.catch(() => undefined)
       if (start && alive(start.child)) return busy(start)
       if (start) await discard(start)
       return busy(await make())
     },
-    /** Makes the next run's start, once this one's run is over. */
+    /** Makes the next runs' starts, once this one's run is over. */
     refill(): void {
-      if (closed || ready) return
-      const next = make().then(idle)
-      next.catch(() => {})
-      ready = next
+      while (!closed && ready.length < depth) {
+        const next = make().then(idle)
+        next.catch(() => {})
+        ready.push(next)
+      }
     },
     async close(): Promise<void> {
       closed = true
-      const start = await ready?.catch(() => undefined)
-      ready = undefined
-      if (start) await discard(start)
+      const waiting = ready.splice(0)
+      for (const start of await Promise.all(waiting.map((entry) => entry.catch(() => undefined))))
+        if (start) await discard(start)
     },
   }
 }
