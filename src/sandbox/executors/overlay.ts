@@ -22,8 +22,11 @@ export interface OverlayLayers {
 }
 
 // Exits 97 without running anything when the mount fails: the command must never see the copy itself.
+// The paths are the service's own, absolute and made by it, so mount(8) is spared resolving them again
+// (--no-canonicalize), looking for a mount.overlay helper (-i) and its userspace table (-n): together
+// about half a millisecond of the mount here.
 const mountScript =
-  'mount -t overlay overlay -o "lowerdir=$1,upperdir=$2,workdir=$3,userxattr" "$4" || { echo "toolport: the workspace overlay could not be mounted; the command did not run" >&2; exit 97; }; '
+  'mount -n -i --no-canonicalize -t overlay overlay -o "lowerdir=$1,upperdir=$2,workdir=$3,userxattr" "$4" || { echo "toolport: the workspace overlay could not be mounted; the command did not run" >&2; exit 97; }; '
 // The program after it is bwrap, which must start with no environment: the shell's PWD is unset.
 const runScript = `${mountScript}shift 4; unset PWD OLDPWD; exec "$@"`
 // After the run, with nothing of it alive: the merged entries of the named folders (NUL-separated paths).
