@@ -4,11 +4,11 @@ import { removeTree } from '../mirror/tree'
 import { type BwrapLayout, bwrapInvocation, sandboxUid } from './bwrap-arguments'
 import type { CgroupManager, RunCgroup } from './cgroup'
 import { StaleStartError } from './child'
-import { listMerged, overlayablePath, overlayMountLine, overlayNamespace, overlayPrefix } from './overlay'
+import { listMerged, overlayablePath, overlayMountLine, overlayNamespace } from './overlay'
 import type { Sandbox, SandboxLimits, SandboxRunRequest, SandboxRunResult, SandboxStatus } from './sandbox'
-import { probeSandbox, runSandboxedChild, type SandboxedProgram, workspaceLimitOf } from './sandboxed-child'
+import { probeSandbox, runSandboxedChild, workspaceLimitOf } from './sandboxed-child'
 import { spawnSandboxedProcess } from './sandboxed-process'
-import { createWarmStarts, joinCgroupsScript, quoted, startInputs } from './warm-start'
+import { createWarmStarts, quoted, startInputs } from './warm-start'
 
 export { findUsrMergedLinks } from './bwrap-arguments'
 
@@ -84,56 +84,27 @@ export function createBwrapSandbox(options: BwrapOptions): Sandbox {
     },
     close: () => starts.close(),
     async start(request) {
-      const cgroup = await options.cgroups?.create({ memoryBytes: limits.memoryBytes, pids: limits.pids })
+      // A long-lived program takes a start made ahead too; no timeout and no caller signal: it lives
+      // until it is killed.
+      const start = await starts.take()
       try {
-        // No timeout and no caller signal: a started process lives until it is killed.
-        const program = await bwrapChain(
+        const { lines, argv, inputs } = await programAfterStart(
           options,
           { ...request, command: '', timeoutMs: 0, signal: new AbortController().signal },
-          cgroup,
+          start.cgroup,
         )
-        return spawnSandboxedProcess(program, () => cgroup?.remove())
+        const startData = startInputs(lines, argv, inputs)
+        if (!startData) throw new Error(`bwrap takes ${inputs.length} descriptors, more than a start holds`)
+        return spawnSandboxedProcess({ spawned: start.child, inputs: startData }, () => start.cgroup?.remove())
       } catch (error) {
-        await cgroup?.remove()
+        start.child.kill('SIGKILL')
+        await start.cgroup?.remove()
         throw error
+      } finally {
+        starts.refill()
       }
     },
   }
-}
-
-/**
- * The whole chain that starts one sandboxed program: join the run's cgroups, set rlimits, drop to the
- * sandbox user (as root), then bwrap with the request's namespaces and mounts. bwrap is pid 1 of the
- * sandbox: it starts with no environment at all (each shell on the way unsets the PWD it would export,
- * which /proc/1/environ would show) in /, and its options arrive through descriptor 3 (see
- * bwrap-arguments.ts).
- */
-export async function bwrapChain(
-  options: BwrapOptions,
-  request: SandboxRunRequest,
-  cgroup: RunCgroup | undefined,
-): Promise<SandboxedProgram> {
-  const { argv, inputs } = await chainAfterJoin(options, request, cgroup)
-  return {
-    file: '/bin/sh',
-    args: ['-c', joinCgroupsScript, 'sh', ...(cgroup?.procsFiles ?? []), '--', ...argv],
-    env: {},
-    cwd: '/',
-    inputs,
-  }
-}
-
-/** The chain once its first process joined the cgroups: rlimits, the uid drop, the overlay, bwrap. */
-async function chainAfterJoin(
-  options: BwrapOptions,
-  request: SandboxRunRequest,
-  cgroup: RunCgroup | undefined,
-): Promise<{ argv: string[]; inputs: Uint8Array[] }> {
-  const { rlimits, invocation } = await rlimitsAndInvocation(options, request, cgroup)
-  const overlay = request.overlay && options.overlay ? overlayPrefix(request.overlay) : []
-  const argv = ['prlimit', ...rlimits, '--', ...dropUserOf(options), ...overlay, options.bwrapPath]
-  argv.push(...invocation.args)
-  return { argv, inputs: invocation.inputs }
 }
 
 /**

@@ -27,8 +27,6 @@ export interface OverlayLayers {
 // about half a millisecond of the mount here.
 const mountScript =
   'mount -n -i --no-canonicalize -t overlay overlay -o "lowerdir=$1,upperdir=$2,workdir=$3,userxattr" "$4" || { echo "toolport: the workspace overlay could not be mounted; the command did not run" >&2; exit 97; }; '
-// The program after it is bwrap, which must start with no environment: the shell's PWD is unset.
-const runScript = `${mountScript}shift 4; unset PWD OLDPWD; exec "$@"`
 // After the run, with nothing of it alive: the merged entries of the named folders (NUL-separated paths).
 const listScript = `${mountScript}cd "$4" || exit 97; shift 4; exec find "$@" -mindepth 1 -maxdepth 1 -print0`
 
@@ -47,11 +45,6 @@ export function overlayMountLine(layers: OverlayLayers, quote: (word: string) =>
 /** overlayfs takes its layers in one option string: these characters would be read as separators. */
 export function overlayablePath(path: string): boolean {
   return !/[,:\\\n]/.test(path)
-}
-
-/** The part of the chain, after the drop to the sandbox user, that mounts the layers and runs the rest. */
-export function overlayPrefix(layers: OverlayLayers): string[] {
-  return [...overlayNamespace, '/bin/sh', '-c', runScript, 'sh', layers.lower, layers.upper, layers.work, layers.merged]
 }
 
 /**

@@ -1,24 +1,29 @@
-import { spawn } from 'node:child_process'
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process'
 import type { Writable } from 'node:stream'
 import type { SandboxProcess } from './sandbox'
-import type { SandboxedProgram } from './sandboxed-child'
+import type { SandboxedProgram, SpawnedProgram } from './sandboxed-child'
 
 /**
- * Spawns a sandbox chain that keeps running, in its own process group, with pipes to its standard
- * streams. kill() ends the whole group (bwrap dies with its parent, the program with bwrap); `cleanUp`
+ * Spawns a sandbox chain that keeps running (or takes one spawned ahead, warm-start.ts), in its own
+ * process group, with pipes to its standard streams. kill() ends the whole group (bwrap dies with its parent, the program with bwrap); `cleanUp`
  * runs once it has exited (removing its cgroups).
  */
 export function spawnSandboxedProcess(
-  program: SandboxedProgram,
+  program: SandboxedProgram | SpawnedProgram,
   cleanUp: () => Promise<void> | undefined,
 ): SandboxProcess {
-  const child = spawn(program.file, program.args, {
-    env: program.env,
-    ...(program.cwd ? { cwd: program.cwd } : {}),
-    stdio: ['pipe', 'pipe', 'pipe', ...(program.inputs ?? []).map(() => 'pipe' as const)],
-    detached: true,
-  })
-  // Data for descriptors 3, 4, … (bwrap's options and generated files), each closed after its data.
+  const child = (
+    'spawned' in program
+      ? program.spawned
+      : spawn(program.file, program.args, {
+          env: program.env,
+          ...(program.cwd ? { cwd: program.cwd } : {}),
+          stdio: ['pipe', 'pipe', 'pipe', ...(program.inputs ?? []).map(() => 'pipe' as const)],
+          detached: true,
+        })
+  ) as ChildProcessWithoutNullStreams
+  // Data for descriptors 3, 4, … (bwrap's options and generated files; a start's program), each closed
+  // after its data.
   ;(program.inputs ?? []).forEach((data, index) => {
     const pipe = child.stdio[3 + index] as Writable | null
     pipe?.on('error', () => {})

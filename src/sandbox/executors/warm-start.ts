@@ -26,7 +26,7 @@ const programFd = 3 + inputSlots
  * limits), then runs the rest. A shell exports PWD into what it runs: unset, so that bwrap (whose
  * environment /proc/1/environ shows inside) starts with none.
  */
-export const joinCgroupsScript =
+const joinCgroupsScript =
   'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; unset PWD OLDPWD; exec "$@"'
 
 // The waiting shell: all lines up to the end of descriptor 9, kept with their line breaks (a command may
