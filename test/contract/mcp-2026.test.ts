@@ -199,6 +199,40 @@ describe('MCP 2026-07-28', () => {
     expect((await through('no_such_tool', {}, false)).body.error.code).toBe(-32602)
   })
 
+  it('leaves every tools/call the direct path does not take to the SDK, which refuses the malformed ones', async () => {
+    // The direct path answers before the SDK classifies: each of these must get the SDK's own answer.
+    const call = { name: 'read_file', arguments: { path: 'direct.txt' }, _meta: envelope() }
+    const nameDisagrees = await post('tools/call', call, { 'mcp-name': 'write_file' })
+    expect((await nameDisagrees.json()).error, 'Mcp-Name and the body disagree').toBeDefined()
+    const noHeaderName = await post('tools/call', call, { 'mcp-name': '' })
+    expect((await noHeaderName.json()).error, 'an empty Mcp-Name').toBeDefined()
+    const raw = (body: unknown) =>
+      fetch(`${server.url}/mcp`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${key}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2026-07-28',
+          'mcp-method': 'tools/call',
+          'mcp-name': 'read_file',
+        },
+        body: JSON.stringify(body),
+      })
+    const nullId = await raw({ jsonrpc: '2.0', id: null, method: 'tools/call', params: call })
+    expect(JSON.stringify(await nullId.json()), 'an id of null').toContain('"error"')
+    const wrongVersion = await raw({ jsonrpc: '1.0', id: 1, method: 'tools/call', params: call })
+    expect(JSON.stringify(await wrongVersion.json()), 'jsonrpc 1.0').toContain('"error"')
+    const noEnvelope = await raw({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'read_file' } })
+    expect(JSON.stringify(await noEnvelope.json()), 'no envelope').toContain('"error"')
+    // A well-formed one the direct path does not take (a log level in the envelope): the SDK answers it.
+    const logged = await post('tools/call', {
+      ...call,
+      _meta: { ...envelope(), 'io.modelcontextprotocol/logLevel': 'error' },
+    })
+    expect((await logged.json()).result.structuredContent.content).toBe('one\ntwo\n')
+  })
+
   it('keeps serving 2025-11-25 clients on the same endpoint', async () => {
     const response = await fetch(`${server.url}/mcp`, {
       method: 'POST',

@@ -1,5 +1,4 @@
 import { CallToolRequestSchema, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js'
-import type { InboundClassificationOutcome } from '@modelcontextprotocol/server'
 import type { Context } from 'hono'
 import { requestDisconnect } from '../call-facts'
 import type { AppEnv } from '../env'
@@ -7,7 +6,7 @@ import { type ClientLink, callTool, type McpCallAnswer, metaCarrier } from './ca
 import type { McpDeps } from './state'
 
 const envelopeKeys = new Set(['jsonrpc', 'id', 'method', 'params'])
-const modernVersion = '2026-07-28'
+export const modernVersion = '2026-07-28'
 const tasksExtension = 'io.modelcontextprotocol/tasks'
 /** The 2026-07-28 per-request envelope a direct call may carry in `params._meta`, and nothing else. */
 const modernMetaKeys = new Set([
@@ -56,7 +55,9 @@ export async function directToolCall(
 /**
  * The same for MCP 2026-07-28, whose v2 SDK handler builds a Server per request and checks the envelope
  * with zod (45% of REST's requests per second, bench/call-paths.ts). Only a call the SDK would answer
- * exactly so comes here: the SDK's own classification (`route`) says it is a modern request of 2026-07-28; the
+ * exactly so comes here, and it comes before the SDK classifies it (session.ts), so everything that
+ * classification would decide of it is checked here: one JSON-RPC tools/call request (no batch, nothing
+ * but its envelope, a string or number id); the
  * MCP-Protocol-Version, Mcp-Method and Mcp-Name headers name the body's version, method and tool plainly
  * (an encoded or missing header, any disagreement: the SDK's refusal); the envelope holds a version,
  * clientInfo and capabilities of the right shapes and nothing else (no progress token, log level, input
@@ -69,14 +70,9 @@ export async function directModernToolCall(
   deps: McpDeps,
   workspaceId: string,
   body: unknown,
-  route: InboundClassificationOutcome | undefined,
 ): Promise<Response | undefined> {
   const plain = plainCall(context, body)
   if (!plain) return undefined
-  // The SDK's own classification of this request (session.ts made it): a modern request of 2026-07-28.
-  if (route?.kind !== 'modern' || route.messageKind !== 'request' || route.classification.revision !== modernVersion) {
-    return undefined
-  }
   const headers = context.req.raw.headers
   const params = plain.message.params as Record<string, unknown> | undefined
   if (typeof params !== 'object' || params === null || Array.isArray(params)) return undefined

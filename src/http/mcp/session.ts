@@ -29,7 +29,7 @@ import type { AppEnv } from '../env'
 import { gatedListing } from './approvals'
 import { type ClientLink, callTool, metaCarrier } from './call'
 import { randomRequestIdBase } from './client-requests'
-import { directModernToolCall, directToolCall } from './direct-call'
+import { directModernToolCall, directToolCall, modernVersion } from './direct-call'
 import { sessionStream } from './session-stream'
 import { listingOf, type McpDeps, type McpState } from './state'
 import { protocolFault, resourceNotFound, type SurfaceRequest } from './surface'
@@ -53,11 +53,19 @@ export async function answerMcp(
   const principal = context.get('principal')
   // An answer to a request relayed to this client (sampling, elicitation) goes to the call that asked.
   if (state.clientRequests.deliver(principal, body)) return new Response(null, { status: 202 })
+  // A plain 2026-07-28 tools/call is answered before the SDK classifies it: directModernToolCall checks
+  // everything that classification would decide for such a message itself, and the SDK's schemas, tried
+  // one after another on each message (their failures build issue lists), were about a tenth of the CPU
+  // of a small call. Anything it does not take goes through the classification as before.
+  if (
+    context.req.raw.headers.get('mcp-protocol-version') === modernVersion &&
+    !(await wantsStream(body, deps, principal))
+  ) {
+    const direct = await directModernToolCall(context, deps, workspaceId, body)
+    if (direct) return direct
+  }
   const modernEra = await modernRoute(state, context.req.raw, body)
   if (modernEra) {
-    const streamed = modernEra.route === undefined || (await wantsStream(body, deps, principal))
-    const direct = streamed ? undefined : await directModernToolCall(context, deps, workspaceId, body, modernEra.route)
-    if (direct) return direct
     const modern = await import('./modern')
     state.modern ??= modern.createModernHandler(state, deps)
     return state.modern.answer({ context, principal, workspaceId }, body)
