@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { build } from 'esbuild'
-import { buildLambda } from '../scripts/build-targets.mjs'
+import { buildLambda, lambdaMainFields } from '../scripts/build-targets.mjs'
 import { lambdaEvent } from '../test/support/lambda-events'
 import { s3rverCredentials, s3rverEnv, s3StorageFor, startS3rver } from '../test/support/s3rver'
 import { note, printTable, summarize } from './stats'
@@ -57,10 +57,12 @@ try {
     outfile: join(folder, 'bare', 'index.mjs'),
     bundle: true,
     platform: 'node',
+    // As the toolport build: the AWS SDK's ES modules (tree-shaken), and CommonJS dependencies require()
+    // Node built-ins.
+    mainFields: lambdaMainFields,
     format: 'esm',
     target: 'node20',
     minify: true,
-    // As the toolport build: CommonJS dependencies require() Node built-ins.
     banner: {
       js: "import { createRequire as __benchRequire } from 'node:module';const require = __benchRequire(import.meta.url);",
     },

@@ -4,6 +4,8 @@ import type { BuildResult } from 'esbuild'
 /** dist/node.js, dist/cli.js and their worker entries, with dynamically imported modules in chunks/. */
 export declare function buildNode(options?: { outdir?: string }): Promise<BuildResult>
 export declare const lambdaExternals: string[]
+/** The Lambda build's mainFields: ES module builds first (the bare handler of bench/cold-start.ts uses them too). */
+export declare const lambdaMainFields: string[]
 export declare function buildLambda(options?: {
   outdir?: string
   copyExternals?: boolean

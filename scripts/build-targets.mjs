@@ -100,6 +100,17 @@ function replacedModule(name, filter, contents, loader) {
 }
 
 /**
+ * A package's ES module build before its CommonJS one (esbuild's default for Node is the reverse), for
+ * packages that choose by these fields rather than by `exports`: the AWS SDK clients, lib-storage, the
+ * presigner, pdf-lib. As CommonJS, the S3 client came whole (every command of it) and ran in esbuild's
+ * CommonJS wrappers at each cold start, and a chunk that `await import()` loads exported only `default`,
+ * so the named exports the code takes from it (LambdaClient, getSignedUrl, PDFDocument) were undefined.
+ * As ES modules the client is tree-shaken, its credential providers load on first use, and chunks
+ * export their names. About a fifth of a cold read_file (bench/cold-start.ts).
+ */
+export const lambdaMainFields = ['module', 'main']
+
+/**
  * One ESM entry file with every dependency inside, AWS SDK included (the runtime's copy is a version
  * we do not control).
  *
@@ -121,6 +132,7 @@ export async function buildLambda({ outdir = 'dist/lambda', copyExternals = true
     // A folder of their own keeps the function's top level readable; the entry stays index.mjs.
     chunkNames: 'chunks/[name]-[hash]',
     platform: 'node',
+    mainFields: lambdaMainFields,
     format: 'esm',
     target: 'node20',
     minify: true,
