@@ -1,12 +1,4 @@
-import {
-  createLocalJWKSet,
-  createRemoteJWKSet,
-  decodeProtectedHeader,
-  errors,
-  type JWK,
-  type JWTPayload,
-  jwtVerify,
-} from 'jose'
+import type { createLocalJWKSet, createRemoteJWKSet, JWK, JWTPayload } from 'jose'
 import { serviceAuditTenant } from '../../core/audit'
 import type { Effect } from '../../core/effects'
 import { isValidIdentifier } from '../../core/paths'
@@ -74,9 +66,19 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
   const { settings } = options
   const load = options.fetch ?? fetch
   type KeySet = ReturnType<typeof createRemoteJWKSet> | ReturnType<typeof createLocalJWKSet>
+  // jose loads with the first token: a service whose callers use keys never compiles it (a cold start).
+  let loadingJose: Promise<typeof import('jose')> | undefined
+  const jose = () => {
+    loadingJose ??= import('jose').catch((error: unknown) => {
+      loadingJose = undefined
+      throw error
+    })
+    return loadingJose
+  }
   let metadata: Promise<IssuerMetadata> | undefined
-  let keys: Promise<KeySet> | undefined = options.localKeys
-    ? Promise.resolve(createLocalJWKSet({ keys: options.localKeys }))
+  const localKeys = options.localKeys
+  let keys: Promise<KeySet> | undefined = localKeys
+    ? jose().then(({ createLocalJWKSet }) => createLocalJWKSet({ keys: localKeys }))
     : undefined
 
   async function discover(): Promise<IssuerMetadata> {
@@ -101,8 +103,8 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
   }
 
   function keySet(): Promise<KeySet> {
-    keys ??= issuerMetadata()
-      .then(({ jwks_uri }) => {
+    keys ??= Promise.all([issuerMetadata(), jose()])
+      .then(([{ jwks_uri }, { createRemoteJWKSet }]) => {
         if (typeof jwks_uri !== 'string') throw issuerUnreachable(new Error(`${settings.issuer} publishes no jwks_uri`))
         return createRemoteJWKSet(new URL(jwks_uri), {
           cooldownDuration: options.keyRefetchCooldownMs ?? 30_000,
@@ -118,6 +120,7 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
 
   async function claimsOf(token: string): Promise<JWTPayload> {
     const jwks = await keySet()
+    const { jwtVerify, errors } = await jose()
     try {
       const { payload } = await jwtVerify(token, jwks, {
         issuer: settings.issuer,
@@ -128,7 +131,7 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
       })
       return payload
     } catch (error) {
-      throw invalidToken(reasonOf(error))
+      throw invalidToken(reasonOf(error, errors))
     }
   }
 
@@ -211,7 +214,7 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
     if (until > now) {
       // Oldest first out: a bound on memory however many clients there are.
       if (verified.size >= maxVerified) verified.delete(verified.keys().next().value as string)
-      verified.set(token, { principal, until, kid: decodeProtectedHeader(token).kid })
+      verified.set(token, { principal, until, kid: (await jose()).decodeProtectedHeader(token).kid })
     }
     return principal
   }
@@ -233,7 +236,7 @@ function toolLimitOf(value: unknown): { toolLimit?: ReadonlySet<string> } {
 }
 
 /** Why jose refused a token, in words safe to show (never the token). */
-function reasonOf(error: unknown): string {
+function reasonOf(error: unknown, errors: typeof import('jose')['errors']): string {
   if (error instanceof errors.JWTExpired) return 'it has expired'
   if (error instanceof errors.JWTClaimValidationFailed) {
     if (error.claim === 'aud') return 'it was issued for another resource (aud)'
