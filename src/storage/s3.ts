@@ -8,8 +8,6 @@ import {
   PutObjectCommand,
   S3Client,
 } from '@aws-sdk/client-s3'
-import { Upload } from '@aws-sdk/lib-storage'
-import { getSignedUrl } from '@aws-sdk/s3-request-presigner'
 import { ToolError } from '../core/errors'
 import { contentDisposition } from '../core/mime'
 import { withKeyTree } from './key-tree'
@@ -72,6 +70,10 @@ export function createS3Client(options: S3StorageOptions): S3Client {
 export function createS3Storage(options: S3StorageOptions): ObjectStore {
   const client = createS3Client(options)
   const Bucket = options.bucket
+  // Streamed puts (lib-storage) and presigned links load on their first use, kept by this store: a cold
+  // start that only reads does not compile them.
+  let uploads: Promise<typeof import('@aws-sdk/lib-storage')> | undefined
+  let presigner: Promise<typeof import('@aws-sdk/s3-request-presigner')> | undefined
   const base = normalizeBasePrefix(options.prefix)
   // Validation runs before any try block, so a bad key surfaces as the programmer error it is.
   const objectKey = (key: string) => {
@@ -170,6 +172,11 @@ export function createS3Storage(options: S3StorageOptions): ObjectStore {
         return { key, size: bytes.byteLength, etag: etagOf(output.ETag), lastModified: new Date() }
       }
       // PutObject needs a known length; Upload buffers parts and switches to multipart for large bodies.
+      uploads ??= import('@aws-sdk/lib-storage').catch((error: unknown) => {
+        uploads = undefined
+        throw error
+      })
+      const { Upload } = await uploads
       const tracked = trackBody(body)
       try {
         const output = await new Upload({
@@ -289,6 +296,11 @@ export function createS3Storage(options: S3StorageOptions): ObjectStore {
         ResponseContentType: presign.contentType,
       })
       try {
+        presigner ??= import('@aws-sdk/s3-request-presigner').catch((error: unknown) => {
+          presigner = undefined
+          throw error
+        })
+        const { getSignedUrl } = await presigner
         // Signing is local (no request); it fails only on missing credentials.
         return await getSignedUrl(client, command, { expiresIn: presign.expiresInSeconds })
       } catch (error) {
