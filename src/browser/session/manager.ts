@@ -3,7 +3,7 @@ import { ToolError } from '../../core/errors'
 import type { Logger } from '../../core/logger'
 import type { SessionRegistry } from './registry'
 import { endedError } from './runner'
-import { type LiveSession, openSession, type SessionHost } from './session'
+import type { LiveSession, SessionHost } from './session'
 import type { BrowserSessionSettings } from './settings'
 import type { BrowserSession, BrowserSessions, SessionSummary } from './types'
 
@@ -58,6 +58,9 @@ export function createBrowserSessions(options: SessionManagerOptions): BrowserSe
   const ended = new Map<string, { tenant: string; reason: string }>()
   const endListeners: ((tenant: string, seconds: number) => void)[] = []
   let sweeper: ReturnType<typeof setInterval> | undefined
+  // The session machinery (tabs, actions, snapshots, downloads) loads with the first session opened:
+  // an instance that never opens one, such as a cold start serving a file read, does not compile it.
+  let sessionModule: Promise<typeof import('./session')> | undefined
   const registry = options.registry
   registry?.join(instanceId, () => [...held].map(([id, entry]) => ({ id, tenant: entry.tenant })))
 
@@ -243,6 +246,11 @@ export function createBrowserSessions(options: SessionManagerOptions): BrowserSe
           actionMs: settings.actionMs,
           maxDownloadBytes: options.maxDownloadBytes,
         }
+        sessionModule ??= import('./session').catch((error: unknown) => {
+          sessionModule = undefined
+          throw error
+        })
+        const { openSession } = await sessionModule
         const session = await openSession(id, host, openOptions, limits, (reason) => void end(id, reason))
         if (!held.has(id)) {
           await session.dispose()
