@@ -14,7 +14,7 @@ import type { ObjectInfo, ObjectStore, PutOptions } from './store'
  * sees the other and takes its key back: the store never keeps both. A compare-and-swap overwrite
  * (ifMatch) replaces a version that exists, whose own write settled the rule, so it needs no check; a
  * version deleted meanwhile makes it fail its condition instead of recreating the key unchecked.
- * `create` (records, which nothing writes below) is left as it is.
+ * `create` (records, which nothing writes below) is left as it is, and so is a put marked `record`.
  */
 export function conflictError(): ToolError {
   return new ToolError('conflict', 'A file and a folder cannot have the same name.', {
@@ -42,10 +42,10 @@ export function withKeyTree(store: ObjectStore): ObjectStore {
 
   async function guardedWrite(
     key: string,
-    options: Pick<PutOptions, 'ifMatch'>,
+    options: Pick<PutOptions, 'ifMatch' | 'record'>,
     write: () => Promise<ObjectInfo>,
   ): Promise<ObjectInfo> {
-    if (options.ifMatch !== undefined) return write()
+    if (options.ifMatch !== undefined || options.record) return write()
     if (await collides(key)) throw conflictError()
     const info = await write()
     if (await collides(key)) {

@@ -40,6 +40,13 @@ export interface PutOptions {
   ifMatch?: string
   /** Write only if no object has the key (S3's `If-None-Match: *`); otherwise PreconditionFailed. */
   ifNoneMatch?: '*'
+  /**
+   * The key is a record of the service's own (usage per instance and day), at a key only this writer
+   * names and under a prefix no caller can reach, so no file can sit above it and nothing below: the
+   * file-or-folder check of flat stores (key-tree.ts) is skipped. It costs a put on S3 four requests
+   * before and four after, which a Lambda invocation pays on each response.
+   */
+  record?: true
 }
 
 export interface DeleteOptions {

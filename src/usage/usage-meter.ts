@@ -169,6 +169,7 @@ export function createUsageLedger(options: UsageLedgerOptions): UsageLedger {
         try {
           await storage.put(usageKeys.instance(held.tenant, held.usage.day, instance), JSON.stringify(held.usage), {
             contentType: 'application/json',
+            record: true,
           })
           // A past day, once written, is never counted into again.
           if (held.usage.day < today && !dirty.has(key)) days.delete(key)
