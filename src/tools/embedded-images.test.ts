@@ -23,9 +23,9 @@ function gifHeader(width: number, height: number): string {
   return bytes.toString('base64')
 }
 
-const fits = (text: string) => {
+const fits = async (text: string) => {
   try {
-    assertEmbeddedImagesFit(text, 'content')
+    await assertEmbeddedImagesFit(text, 'content')
     return true
   } catch (error) {
     if (!(error instanceof ToolError)) throw error
@@ -35,18 +35,20 @@ const fits = (text: string) => {
 }
 
 describe('embedded images', () => {
-  it('refuses a data: image whose header declares more than 50 megapixels, in Markdown, HTML and CSS', () => {
+  it('refuses a data: image whose header declares more than 50 megapixels, in Markdown, HTML and CSS', async () => {
     const bomb = `data:image/png;base64,${pngHeader(20_000, 20_000)}`
-    expect(fits(`# Report\n\n![chart](${bomb})`)).toBe(false)
-    expect(fits(`<p><img src="${bomb}"></p>`)).toBe(false)
-    expect(fits(`<div style="background:url('${bomb.replace('png', 'PNG')}')"></div>`)).toBe(false)
-    expect(fits(`<img src="data:image/gif;base64,${gifHeader(65_535, 65_535)}">`)).toBe(false)
+    expect(await fits(`# Report\n\n![chart](${bomb})`)).toBe(false)
+    expect(await fits(`<p><img src="${bomb}"></p>`)).toBe(false)
+    expect(await fits(`<div style="background:url('${bomb.replace('png', 'PNG')}')"></div>`)).toBe(false)
+    expect(await fits(`<img src="data:image/gif;base64,${gifHeader(65_535, 65_535)}">`)).toBe(false)
   })
 
-  it('takes images a page needs, base64 wrapped over lines, and leaves unreadable ones to the browser', () => {
-    expect(fits(`![a](data:image/png;base64,${pngHeader(2_480, 3_508)})`)).toBe(true)
-    expect(fits(`<img src="data:image/png;base64,${pngHeader(7_000, 7_000).replace(/(.{8})/g, '$1\n')}">`)).toBe(true)
-    expect(fits('<img src="data:image/png;base64,bm90IGFuIGltYWdl">')).toBe(true)
-    expect(fits('no images at all')).toBe(true)
+  it('takes images a page needs, base64 wrapped over lines, and leaves unreadable ones to the browser', async () => {
+    expect(await fits(`![a](data:image/png;base64,${pngHeader(2_480, 3_508)})`)).toBe(true)
+    expect(await fits(`<img src="data:image/png;base64,${pngHeader(7_000, 7_000).replace(/(.{8})/g, '$1\n')}">`)).toBe(
+      true,
+    )
+    expect(await fits('<img src="data:image/png;base64,bm90IGFuIGltYWdl">')).toBe(true)
+    expect(await fits('no images at all')).toBe(true)
   })
 })

@@ -1,4 +1,3 @@
-import { imageSize } from 'image-size'
 import { ToolError } from '../core/errors'
 
 /**
@@ -14,10 +13,12 @@ const embedded = /data:image\/(png|jpeg|jpg|gif|webp|bmp);base64,([A-Za-z0-9+/=\
 /**
  * Refuses a document whose embedded (data: URI) images would decode to more than maxImagePixels, by
  * the dimensions their headers declare, before a browser decodes them. Images whose header cannot be
- * read are left to the browser, which draws nothing for them.
+ * read are left to the browser, which draws nothing for them. image-size loads only for a document
+ * that embeds an image: the tools that call this are in every start's bundle, most documents embed none.
  */
-export function assertEmbeddedImagesFit(text: string, field: string): void {
+export async function assertEmbeddedImagesFit(text: string, field: string): Promise<void> {
   if (!text.includes('data:image/')) return
+  const { imageSize } = await import('image-size')
   for (const match of text.matchAll(embedded)) {
     const bytes = Buffer.from((match[2] ?? '').replace(/\s+/g, ''), 'base64')
     let size: { width?: number | undefined; height?: number | undefined }

@@ -50,7 +50,7 @@ export const screenshot = defineTool({
     if (url !== undefined) await requireHttp(http).check(url)
     if (input.html !== undefined) {
       assertHtmlNesting(input.html, 'html')
-      assertEmbeddedImagesFit(input.html, 'html')
+      await assertEmbeddedImagesFit(input.html, 'html')
     }
     const target =
       url !== undefined

@@ -131,7 +131,7 @@ async function render(
     })
   }
   if (request.content_type === 'html') assertHtmlNesting(request.content, 'content')
-  assertEmbeddedImagesFit(request.content, 'content')
+  await assertEmbeddedImagesFit(request.content, 'content')
   const html =
     request.content_type === 'html'
       ? request.content
