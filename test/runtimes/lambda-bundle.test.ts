@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { gzipSync } from 'node:zlib'
-import { build } from 'esbuild'
+import { build, type Metafile } from 'esbuild'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildLambda } from '../../scripts/build-targets.mjs'
 
@@ -13,6 +13,7 @@ import { buildLambda } from '../../scripts/build-targets.mjs'
 // machine); docs/deploy.md quotes them.
 const run = promisify(execFile)
 let folder: string
+let metafile: Metafile
 const env = {
   TOOLPORT_S3_BUCKET: 'toolport-bundle-test',
   TOOLPORT_S3_REGION: 'us-east-1',
@@ -59,7 +60,8 @@ async function sizes(file: string) {
 
 beforeAll(async () => {
   folder = await mkdtemp(join(tmpdir(), 'toolport-lambda-bundle-'))
-  await buildLambda({ outdir: join(folder, 'toolport'), copyExternals: false })
+  const built = await buildLambda({ outdir: join(folder, 'toolport'), copyExternals: false })
+  metafile = built.metafile
   await build({
     stdin: {
       contents:
@@ -94,6 +96,32 @@ describe('Lambda bundle', () => {
       'swagger-ui.css',
     ])
     expect((await stat(join(folder, 'toolport', 'index.mjs'))).isFile()).toBe(true)
+  })
+
+  it('leaves out of the entry and its static imports what a cold start serving files never runs', () => {
+    const outputs = metafile.outputs
+    const entry = Object.keys(outputs).find((name) => name.endsWith('/index.mjs')) as string
+    // The files node compiles at import: the entry and the chunks it imports statically, transitively.
+    const compiled = new Set<string>()
+    for (const pending = [entry]; pending.length > 0; ) {
+      const name = pending.pop() as string
+      if (compiled.has(name)) continue
+      compiled.add(name)
+      for (const imported of outputs[name]?.imports ?? []) {
+        if (imported.kind === 'import-statement' && outputs[imported.path]) pending.push(imported.path)
+      }
+    }
+    const inputs = [...compiled].flatMap((name) => Object.keys(outputs[name]?.inputs ?? {}))
+    expect(inputs).toContain('src/tools/files/read.ts')
+    const onFirstUse = [
+      /node_modules\/jose\//,
+      /node_modules\/@aws-sdk\/lib-storage\//,
+      /node_modules\/@aws-sdk\/s3-request-presigner\//,
+      /node_modules\/image-size\//,
+      /node_modules\/puppeteer-core\//,
+      /^src\/browser\/session\/session\.ts$/,
+    ]
+    expect(inputs.filter((input) => onFirstUse.some((pattern) => pattern.test(input)))).toEqual([])
   })
 
   it('loads every chunk outside the repository: nothing a later call imports is missing', async () => {

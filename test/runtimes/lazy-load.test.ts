@@ -39,6 +39,9 @@ const engines = [
   '@aws-sdk/client-lambda',
   '@aws-sdk/client-ssm',
   '@aws-sdk/client-secrets-manager',
+  // Only bearer tokens (OAuth) need jose, and only documents that embed an image need image-size.
+  'jose',
+  'image-size',
 ]
 
 let folder: string
