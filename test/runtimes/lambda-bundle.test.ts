@@ -124,6 +124,36 @@ describe('Lambda bundle', () => {
     expect(inputs.filter((input) => onFirstUse.some((pattern) => pattern.test(input)))).toEqual([])
   })
 
+  it('gives the names the code takes from a package it imports on first use', async () => {
+    // A chunk made from a CommonJS build exports only `default`: `const { Upload } = await import(…)`
+    // would then be undefined, which only the call that needs it would find out.
+    const named: Record<string, string> = {
+      '@aws-sdk/lib-storage': 'Upload',
+      '@aws-sdk/s3-request-presigner': 'getSignedUrl',
+      '@aws-sdk/client-lambda': 'LambdaClient',
+      '@aws-sdk/client-ssm': 'SSMClient',
+      '@aws-sdk/client-secrets-manager': 'SecretsManagerClient',
+      'pdf-lib': 'PDFDocument',
+      jose: 'jwtVerify',
+      'image-size': 'imageSize',
+    }
+    const chunks = Object.entries(named).map(([name, exported]) => {
+      const output = Object.entries(metafile.outputs).find(([, entry]) =>
+        entry.entryPoint?.startsWith(`node_modules/${name}/`),
+      )
+      expect(output, name).toBeDefined()
+      return [join(process.cwd(), (output as [string, unknown])[0]), exported]
+    })
+    const script = `const found = []
+for (const [file, name] of JSON.parse(process.argv[1])) found.push(typeof (await import(file))[name])
+console.log(JSON.stringify(found))`
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script, JSON.stringify(chunks)], {
+      cwd: folder,
+      env: { PATH: process.env.PATH, TMPDIR: folder, ...env },
+    })
+    expect(JSON.parse(stdout.trim().split('\n').at(-1) as string)).toEqual(chunks.map(() => 'function'))
+  }, 120_000)
+
   it('loads every chunk outside the repository: nothing a later call imports is missing', async () => {
     const chunks = (await readdir(join(folder, 'toolport', 'chunks'))).filter((name) => name.endsWith('.mjs'))
     expect(chunks.length).toBeGreaterThan(3)
