@@ -10,6 +10,7 @@ import { OpenApiManifest } from './kinds/openapi'
 import { WorkerManifest } from './kinds/worker-manifest'
 import { fromReferenceShape, type ManifestDefaults } from './reference-shape'
 import type { SourceOwner } from './types'
+import { parseYaml } from './yaml'
 
 /** Every kind of source a manifest may declare, told apart by `kind`. */
 export const SourceManifest = z.discriminatedUnion('kind', [
@@ -48,7 +49,7 @@ export async function parseManifestText(text: string, format: 'json' | 'yaml', w
     throw manifestError(`${where} is ${text.length} bytes; a manifest may have at most ${maxManifestBytes}.`, undefined)
   }
   try {
-    return format === 'yaml' ? (await import('yaml')).parse(text, { maxAliasCount: 100 }) : JSON.parse(text)
+    return format === 'yaml' ? await parseYaml(text) : JSON.parse(text)
   } catch (error) {
     throw manifestError(
       `${where} is not valid ${format === 'yaml' ? 'YAML' : 'JSON'}: ${(error as Error).message.slice(0, 200)}`,

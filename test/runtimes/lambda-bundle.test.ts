@@ -136,6 +136,8 @@ describe('Lambda bundle', () => {
       'pdf-lib': 'PDFDocument',
       jose: 'jwtVerify',
       'image-size': 'imageSize',
+      // Only a CommonJS build for Node: its chunk has `default` alone, which sources/yaml.ts reads.
+      yaml: 'default.parse',
     }
     const chunks = Object.entries(named).map(([name, exported]) => {
       const output = Object.entries(metafile.outputs).find(([, entry]) =>
@@ -145,7 +147,7 @@ describe('Lambda bundle', () => {
       return [join(process.cwd(), (output as [string, unknown])[0]), exported]
     })
     const script = `const found = []
-for (const [file, name] of JSON.parse(process.argv[1])) found.push(typeof (await import(file))[name])
+for (const [file, name] of JSON.parse(process.argv[1])) found.push(typeof name.split('.').reduce((value, key) => value?.[key], await import(file)))
 console.log(JSON.stringify(found))`
     const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script, JSON.stringify(chunks)], {
       cwd: folder,

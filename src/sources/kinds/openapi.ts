@@ -18,6 +18,7 @@ import {
 import type { JsonSchema } from '../schema-compiler'
 import type { SourceKind } from '../types'
 import { outboundClient, upstreamJson } from '../upstream'
+import { parseYaml } from '../yaml'
 import { declaredSchemas } from './declared-schemas'
 import { maskHeaders, verdictOf } from './http'
 import { type OperationPlan, planOperations } from './openapi-operations'
@@ -96,9 +97,7 @@ async function fetchDocument(http: HttpClient, url: string, signal: AbortSignal)
   const text = new TextDecoder().decode(response.body)
   let parsed: unknown
   try {
-    parsed = text.trimStart().startsWith('{')
-      ? JSON.parse(text)
-      : (await import('yaml')).parse(text, { maxAliasCount: 100 })
+    parsed = text.trimStart().startsWith('{') ? JSON.parse(text) : await parseYaml(text)
   } catch (error) {
     throw new Error(`the document is neither JSON nor YAML (${(error as Error).message.slice(0, 200)})`)
   }
