@@ -14,7 +14,8 @@ import { toolNames } from '../src/tools/builtins'
 import { type S3rverInstance, s3StorageFor, startS3rver } from '../test/support/s3rver'
 import { note, printTable, type Row, type Stats, summarize } from './stats'
 
-const iterations = Number(process.env.BENCH_ITERATIONS ?? 20)
+// 40 rounds: the medians of a few-millisecond call swing by a tenth between runs of 20 here.
+const iterations = Number(process.env.BENCH_ITERATIONS ?? 40)
 const fileCount = 1_000
 const fileBytes = 50 * 1024
 const full = 'tenants/bench/workspaces/full/'
@@ -85,8 +86,10 @@ try {
     }
     const names = Object.keys(sides) as Side[]
     for (let index = 0; index < iterations; index++) {
-      // Which goes first rotates too, so none always follows another's leftovers (GC, page cache).
-      const order = names.map((_, offset) => names[(index + offset) % names.length] as Side)
+      // A fresh order each round, so each follows every other alike: what a call leaves to do once it has
+      // answered (GC, page cache, the next run's start made ahead) lands on whichever call comes next, and
+      // in a fixed rotation the empty workspace always came after a slow commit that had absorbed it.
+      const order = shuffled(names)
       for (const side of order) {
         const [workspacePrefix, command] = sides[side]
         // This process's CPU (the sandbox's processes excluded) says what the call costs us whatever the load.
@@ -186,4 +189,14 @@ try {
 } finally {
   await s3rver?.stop()
   await rm(work, { recursive: true, force: true })
+}
+
+/** The entries in a random order (Fisher–Yates). */
+function shuffled<T>(items: readonly T[]): T[] {
+  const copy = [...items]
+  for (let index = copy.length - 1; index > 0; index--) {
+    const other = Math.floor(Math.random() * (index + 1))
+    ;[copy[index], copy[other]] = [copy[other] as T, copy[index] as T]
+  }
+  return copy
 }
