@@ -47,15 +47,15 @@ export async function otelTracing(
   const resource = { 'service.name': env.OTEL_SERVICE_NAME ?? 'toolport', 'service.version': version }
   // On Node the encoding and sending happen in a worker thread; where there is none to start (Lambda,
   // whose function freezes after each response), in this one.
-  const exporter = options.exportWorker
-    ? (await import('./otel-worker-exporter')).workerSpanExporter(options.exportWorker, config, resource)
-    : await otlpExporter(config)
-  const processor = new BatchSpanProcessor(exporter, {
+  const batch = {
     scheduledDelayMillis: numberOr(env.OTEL_BSP_SCHEDULE_DELAY, 5_000),
     maxQueueSize: numberOr(env.OTEL_BSP_MAX_QUEUE_SIZE, 2_048),
     maxExportBatchSize: numberOr(env.OTEL_BSP_MAX_EXPORT_BATCH_SIZE, 512),
     exportTimeoutMillis: numberOr(env.OTEL_BSP_EXPORT_TIMEOUT, 30_000),
-  })
+  }
+  const processor = options.exportWorker
+    ? (await import('./otel-worker-exporter')).workerSpanProcessor(options.exportWorker, config, resource, batch)
+    : new BatchSpanProcessor(await otlpExporter(config), batch)
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes(resource),
     spanProcessors: [processor],
