@@ -97,8 +97,7 @@ export function createBwrapSandbox(options: BwrapOptions): Sandbox {
         if (!startData) throw new Error(`bwrap takes ${inputs.length} descriptors, more than a start holds`)
         return spawnSandboxedProcess({ spawned: start.child, inputs: startData }, () => start.cgroup?.remove())
       } catch (error) {
-        start.child.kill('SIGKILL')
-        await start.cgroup?.remove()
+        await starts.discard(start)
         throw error
       } finally {
         starts.refill()

@@ -147,6 +147,8 @@ export function createWarmStarts(
         ready.push(next)
       }
     },
+    /** Ends a taken start whose run could not begin: its processes, its pipes and its cgroups. */
+    discard,
     async close(): Promise<void> {
       closed = true
       const waiting = ready.splice(0)
