@@ -65,10 +65,8 @@ export function createBwrapSandbox(options: BwrapOptions): Sandbox {
       for (let attempt = 0; ; attempt++) {
         const start = await starts.take()
         try {
-          const { lines, argv, inputs } = await programAfterStart(options, request, start.cgroup)
-          const startData = startInputs(lines, argv, inputs)
-          if (!startData) throw new Error(`bwrap takes ${inputs.length} descriptors, more than a start holds`)
-          const result = await runSandboxedChild({ spawned: start.child, inputs: startData }, request, limits)
+          const inputs = await handOver(options, request, start.cgroup)
+          const result = await runSandboxedChild({ spawned: start.child, inputs }, request, limits)
           const { killedFor, ...rest } = result
           const workspaceLimit = workspaceLimitOf(killedFor)
           const [usage, limitHit] = await Promise.all([start.cgroup?.usage(), start.cgroup?.limitHit()])
@@ -88,14 +86,12 @@ export function createBwrapSandbox(options: BwrapOptions): Sandbox {
       // until it is killed.
       const start = await starts.take()
       try {
-        const { lines, argv, inputs } = await programAfterStart(
+        const inputs = await handOver(
           options,
           { ...request, command: '', timeoutMs: 0, signal: new AbortController().signal },
           start.cgroup,
         )
-        const startData = startInputs(lines, argv, inputs)
-        if (!startData) throw new Error(`bwrap takes ${inputs.length} descriptors, more than a start holds`)
-        return spawnSandboxedProcess({ spawned: start.child, inputs: startData }, () => start.cgroup?.remove())
+        return spawnSandboxedProcess({ spawned: start.child, inputs }, () => start.cgroup?.remove())
       } catch (error) {
         await starts.discard(start)
         throw error
@@ -108,20 +104,20 @@ export function createBwrapSandbox(options: BwrapOptions): Sandbox {
 
 /**
  * What a start made ahead (already past the uid drop, in the overlay's namespace where runs may take an
- * overlay) runs for this request: the overlay's mount as a shell line, then rlimits and bwrap.
+ * overlay) is given for this request, as its descriptors' data (startInputs): the overlay's mount as a
+ * shell line, then rlimits and bwrap.
  */
-async function programAfterStart(
+async function handOver(
   options: BwrapOptions,
   request: SandboxRunRequest,
   cgroup: RunCgroup | undefined,
-): Promise<{ lines: string[]; argv: string[]; inputs: Uint8Array[] }> {
+): Promise<Uint8Array[]> {
   const { rlimits, invocation } = await rlimitsAndInvocation(options, request, cgroup)
   const lines = request.overlay && options.overlay ? [overlayMountLine(request.overlay, quoted)] : []
-  return {
-    lines,
-    argv: ['prlimit', ...rlimits, '--', options.bwrapPath, ...invocation.args],
-    inputs: invocation.inputs,
-  }
+  const argv = ['prlimit', ...rlimits, '--', options.bwrapPath, ...invocation.args]
+  const inputs = startInputs(lines, argv, invocation.inputs)
+  if (!inputs) throw new Error(`bwrap takes ${invocation.inputs.length} descriptors, more than a start holds`)
+  return inputs
 }
 
 async function rlimitsAndInvocation(options: BwrapOptions, request: SandboxRunRequest, cgroup: RunCgroup | undefined) {
