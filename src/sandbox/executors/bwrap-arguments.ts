@@ -130,13 +130,14 @@ export async function bwrapInvocation(
   // A shell command line, or an argv run as it is (command sources: no shell reads its elements).
   const program = request.argv ? [...request.argv] : ['/bin/sh', '-c', request.command]
   let command = innerLimits.length > 0 ? ['prlimit', ...innerLimits, '--', ...program] : program
-  const relay = request.egressSocket ? layout.relay : undefined
-  if (request.egressSocket && relay && 'socat' in relay) {
-    args.push('--ro-bind', request.egressSocket, socketTarget, '--ro-bind', relay.socat, socatTarget)
+  const { relay } = layout
+  const socket = request.egressSocket
+  if (socket && relay && 'socat' in relay) {
+    args.push('--ro-bind', socket, socketTarget, '--ro-bind', relay.socat, socatTarget)
     command = socatRelayArgv(command)
-  } else if (request.egressSocket && relay && 'forwarder' in relay) {
+  } else if (socket && relay && 'forwarder' in relay) {
     // The host's /usr and /lib are visible here: node needs only its binary, the script and the socket.
-    for (const mount of forwarderMounts(relay.forwarder, request.egressSocket, false, false))
+    for (const mount of forwarderMounts(relay.forwarder, socket, false, false))
       args.push('--ro-bind', mount.source, mount.target)
     args.push('--ro-bind-data', dataFd(forwarderSource), scriptTarget)
     command = forwarderArgv(relay.forwarder, command, false)
