@@ -56,7 +56,7 @@ export const egressSettings = defineSettings({
       schema: z.enum(['auto', 'node']),
       default: 'auto',
       description:
-        "What relays a command's connections from the sandbox's loopback to the proxy. `auto`: under bubblewrap, socat when it is installed (it starts in about a millisecond), else the service's own Node binary running a small forwarder (20–30 ms of Node start per call with network); containers always use the Node forwarder, since their image need not have socat. `node`: always the Node forwarder.",
+        "What relays a command's connections from the sandbox's loopback to the proxy. `auto`: under bubblewrap, socat when it is installed (listening in about 3 ms), else the service's own Node binary running a small forwarder (20–30 ms of Node start per call with network); containers always use the Node forwarder, since their image need not have socat. `node`: always the Node forwarder.",
     }),
     TOOLPORT_SHELL_EGRESS_CONNECTION_SECONDS: variable({
       schema: positiveInteger.max(86_400),

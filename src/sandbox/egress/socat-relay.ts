@@ -3,8 +3,8 @@ import { proxyVariables } from './proxy-variables'
 
 /**
  * The relay under bubblewrap when socat is installed: socat listens on the sandbox's own loopback and
- * relays each connection to the proxy's socket, as the Node forwarder does, but it starts in about a
- * millisecond where Node takes 20–30 ms (measured in bench/egress.ts). bwrap shows the host's /usr, so
+ * relays each connection to the proxy's socket, as the Node forwarder does, but it listens about 3 ms
+ * after it starts where Node alone takes 20–30 ms to start (measured under bwrap here, and in bench/egress.ts). bwrap shows the host's /usr, so
  * socat's libraries are there; the binary itself is bound at a fixed path, wherever the host keeps it.
  */
 export const socatTarget = `${egressFolder}/socat`
