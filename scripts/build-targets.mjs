@@ -54,7 +54,7 @@ export async function buildNode({ outdir = 'dist' } = {}) {
   return build({
     // policy-worker: the command policy's parser runs in a worker thread (src/sandbox/policy/command-lister.ts);
     // offload-worker: so does the tools' CPU-heavy work (src/runtimes/offload-pool.ts);
-    // otel-export-worker: and the OpenTelemetry exporter's encoding and sending (src/runtimes/otel-worker-exporter.ts).
+    // otel-export-worker: the OpenTelemetry batching, encoding and sending (src/runtimes/otel-worker-processor.ts).
     entryPoints: {
       node: 'src/runtimes/node.ts',
       cli: 'src/cli/main.ts',

@@ -5,10 +5,10 @@ import { resourceFromAttributes } from '@opentelemetry/resources'
 import { BatchSpanProcessor } from '@opentelemetry/sdk-trace-base'
 import { type OtlpExportConfig, otlpExporter } from './otel-exporter'
 import { receiveSpan, type SentSpan } from './otel-span-transfer'
-import type { BatchSettings } from './otel-worker-exporter'
+import type { BatchSettings } from './otel-worker-processor'
 
 /**
- * The worker side of workerSpanProcessor (otel-worker-exporter.ts): the SDK's BatchSpanProcessor and
+ * The worker side of workerSpanProcessor (otel-worker-processor.ts): the SDK's BatchSpanProcessor and
  * the OTLP exporter, so that batching each span, encoding each batch and sending it never take the
  * service's event loop. A worker entry point: it starts listening when loaded (messages sent before
  * wait in the port), and says so once it runs.

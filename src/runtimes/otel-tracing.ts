@@ -23,7 +23,7 @@ import {
 import type { SpanAttributes, TraceCarrier, TraceSpan, Tracing } from '../core/tracing'
 import { type OtlpExportConfig, otlpExporter } from './otel-exporter'
 import { pooledIdGenerator } from './otel-ids'
-import type { TraceExportWorkerOptions } from './otel-worker-exporter'
+import type { TraceExportWorkerOptions } from './otel-worker-processor'
 
 /**
  * Tracing with the OpenTelemetry SDK, exported over OTLP/HTTP, when the standard variables ask for it:
@@ -54,7 +54,7 @@ export async function otelTracing(
     exportTimeoutMillis: numberOr(env.OTEL_BSP_EXPORT_TIMEOUT, 30_000),
   }
   const processor = options.exportWorker
-    ? (await import('./otel-worker-exporter')).workerSpanProcessor(options.exportWorker, config, resource, batch)
+    ? (await import('./otel-worker-processor')).workerSpanProcessor(options.exportWorker, config, resource, batch)
     : new BatchSpanProcessor(await otlpExporter(config), batch)
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes(resource),
