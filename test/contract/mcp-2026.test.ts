@@ -39,7 +39,13 @@ const envelope = (extensions: Record<string, object> = {}) => ({
   'io.modelcontextprotocol/clientCapabilities': { extensions },
 })
 
-const post = (method: string, params: Record<string, unknown>, headers: Record<string, string> = {}) =>
+/** A 2026-07-28 request; `message` overrides fields of the JSON-RPC message itself (id, jsonrpc). */
+const post = (
+  method: string,
+  params: Record<string, unknown>,
+  headers: Record<string, string> = {},
+  message: Record<string, unknown> = {},
+) =>
   fetch(`${server.url}/mcp`, {
     method: 'POST',
     headers: {
@@ -53,7 +59,7 @@ const post = (method: string, params: Record<string, unknown>, headers: Record<s
       ...(typeof params.taskId === 'string' ? { 'mcp-name': params.taskId } : {}),
       ...headers,
     },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 7, method, params }),
+    body: JSON.stringify({ jsonrpc: '2.0', id: 7, method, params, ...message }),
   })
 
 describe('MCP 2026-07-28', () => {
@@ -206,24 +212,11 @@ describe('MCP 2026-07-28', () => {
     expect((await nameDisagrees.json()).error, 'Mcp-Name and the body disagree').toBeDefined()
     const noHeaderName = await post('tools/call', call, { 'mcp-name': '' })
     expect((await noHeaderName.json()).error, 'an empty Mcp-Name').toBeDefined()
-    const raw = (body: unknown) =>
-      fetch(`${server.url}/mcp`, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${key}`,
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          'mcp-protocol-version': '2026-07-28',
-          'mcp-method': 'tools/call',
-          'mcp-name': 'read_file',
-        },
-        body: JSON.stringify(body),
-      })
-    const nullId = await raw({ jsonrpc: '2.0', id: null, method: 'tools/call', params: call })
+    const nullId = await post('tools/call', call, {}, { id: null })
     expect(JSON.stringify(await nullId.json()), 'an id of null').toContain('"error"')
-    const wrongVersion = await raw({ jsonrpc: '1.0', id: 1, method: 'tools/call', params: call })
+    const wrongVersion = await post('tools/call', call, {}, { jsonrpc: '1.0' })
     expect(JSON.stringify(await wrongVersion.json()), 'jsonrpc 1.0').toContain('"error"')
-    const noEnvelope = await raw({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'read_file' } })
+    const noEnvelope = await post('tools/call', { name: 'read_file' })
     expect(JSON.stringify(await noEnvelope.json()), 'no envelope').toContain('"error"')
     // A well-formed one the direct path does not take (a log level in the envelope): the SDK answers it.
     const logged = await post('tools/call', {
