@@ -1,10 +1,11 @@
 import { readFile } from 'node:fs/promises'
 import type { Writable } from 'node:stream'
-import type { InvokeCommand, InvokeCommandInput, LambdaClient, LambdaClientConfig } from '@aws-sdk/client-lambda'
+import type { InvokeCommandInput, LambdaClientConfig } from '@aws-sdk/client-lambda'
 import { handle, type LambdaContext, type LambdaEvent, streamHandle } from 'hono/aws-lambda'
 import { createApp } from '../app'
 import { loadConfig } from '../config/config'
 import { ToolError } from '../core/errors'
+import { onFirstUse } from '../core/first-use'
 import type { Logger } from '../core/logger'
 import { isValidIdentifier } from '../core/paths'
 import { ConfigError } from '../core/settings'
@@ -87,16 +88,14 @@ export function selfInvocation(functionName: string, job: Pick<JobRecord, 'tenan
  * Lambda region and credentials come from the environment.
  */
 export function createSelfDispatch(functionName: string, client: LambdaClientConfig = {}): JobDispatch {
-  let loading: Promise<{ lambda: LambdaClient; Invoke: typeof InvokeCommand }> | undefined
-  return async (job) => {
-    loading ??= import('@aws-sdk/client-lambda').then((sdk) => ({
+  const loading = onFirstUse(() =>
+    import('@aws-sdk/client-lambda').then((sdk) => ({
       lambda: new sdk.LambdaClient(client),
       Invoke: sdk.InvokeCommand,
-    }))
-    const { lambda, Invoke } = await loading.catch((error: unknown) => {
-      loading = undefined
-      throw error
-    })
+    })),
+  )
+  return async (job) => {
+    const { lambda, Invoke } = await loading()
     const output = await lambda.send(new Invoke(selfInvocation(functionName, job)))
     // An Event invocation is accepted with 202; anything else means it was not queued.
     if (output.StatusCode !== 202) throw new Error(`Invoke of ${functionName} answered ${output.StatusCode}`)

@@ -9,6 +9,7 @@ import {
   S3Client,
 } from '@aws-sdk/client-s3'
 import { ToolError } from '../core/errors'
+import { onFirstUse } from '../core/first-use'
 import { contentDisposition } from '../core/mime'
 import { withKeyTree } from './key-tree'
 import { assertValidKey, assertValidPrefix, clampListLimit } from './keys'
@@ -72,8 +73,8 @@ export function createS3Storage(options: S3StorageOptions): ObjectStore {
   const Bucket = options.bucket
   // Streamed puts (lib-storage) and presigned links load on their first use, kept by this store: a cold
   // start that only reads does not compile them.
-  let uploads: Promise<typeof import('@aws-sdk/lib-storage')> | undefined
-  let presigner: Promise<typeof import('@aws-sdk/s3-request-presigner')> | undefined
+  const uploads = onFirstUse(() => import('@aws-sdk/lib-storage'))
+  const presigner = onFirstUse(() => import('@aws-sdk/s3-request-presigner'))
   const base = normalizeBasePrefix(options.prefix)
   // Validation runs before any try block, so a bad key surfaces as the programmer error it is.
   const objectKey = (key: string) => {
@@ -172,11 +173,7 @@ export function createS3Storage(options: S3StorageOptions): ObjectStore {
         return { key, size: bytes.byteLength, etag: etagOf(output.ETag), lastModified: new Date() }
       }
       // PutObject needs a known length; Upload buffers parts and switches to multipart for large bodies.
-      uploads ??= import('@aws-sdk/lib-storage').catch((error: unknown) => {
-        uploads = undefined
-        throw error
-      })
-      const { Upload } = await uploads
+      const { Upload } = await uploads()
       const tracked = trackBody(body)
       try {
         const output = await new Upload({
@@ -296,11 +293,7 @@ export function createS3Storage(options: S3StorageOptions): ObjectStore {
         ResponseContentType: presign.contentType,
       })
       try {
-        presigner ??= import('@aws-sdk/s3-request-presigner').catch((error: unknown) => {
-          presigner = undefined
-          throw error
-        })
-        const { getSignedUrl } = await presigner
+        const { getSignedUrl } = await presigner()
         // Signing is local (no request); it fails only on missing credentials.
         return await getSignedUrl(client, command, { expiresIn: presign.expiresInSeconds })
       } catch (error) {

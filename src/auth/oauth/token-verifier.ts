@@ -1,6 +1,7 @@
 import type { createLocalJWKSet, createRemoteJWKSet, JWK, JWTPayload } from 'jose'
 import { serviceAuditTenant } from '../../core/audit'
 import type { Effect } from '../../core/effects'
+import { onFirstUse } from '../../core/first-use'
 import { isValidIdentifier } from '../../core/paths'
 import type { Principal } from '../principal'
 import { invalidToken, issuerUnreachable } from './challenge'
@@ -67,15 +68,7 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
   const load = options.fetch ?? fetch
   type KeySet = ReturnType<typeof createRemoteJWKSet> | ReturnType<typeof createLocalJWKSet>
   // jose loads with the first token: a service whose callers use keys never compiles it (a cold start).
-  let loadingJose: Promise<typeof import('jose')> | undefined
-  const jose = () => {
-    loadingJose ??= import('jose').catch((error: unknown) => {
-      loadingJose = undefined
-      throw error
-    })
-    return loadingJose
-  }
-  let metadata: Promise<IssuerMetadata> | undefined
+  const jose = onFirstUse(() => import('jose'))
   const localKeys = options.localKeys
   let keys: Promise<KeySet> | undefined = localKeys
     ? jose().then(({ createLocalJWKSet }) => createLocalJWKSet({ keys: localKeys }))
@@ -94,13 +87,11 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
   }
 
   /** The issuer's metadata, read once; a failure is an unavailable issuer, and the next token reads it again. */
-  function issuerMetadata(): Promise<IssuerMetadata> {
-    metadata ??= discover().catch((error: unknown) => {
-      metadata = undefined
+  const issuerMetadata = onFirstUse(() =>
+    discover().catch((error: unknown) => {
       throw issuerUnreachable(error)
-    })
-    return metadata
-  }
+    }),
+  )
 
   function keySet(): Promise<KeySet> {
     keys ??= Promise.all([issuerMetadata(), jose()])

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { ToolError } from '../../core/errors'
+import { onFirstUse } from '../../core/first-use'
 import type { Logger } from '../../core/logger'
 import type { SessionRegistry } from './registry'
 import { endedError } from './runner'
@@ -60,7 +61,7 @@ export function createBrowserSessions(options: SessionManagerOptions): BrowserSe
   let sweeper: ReturnType<typeof setInterval> | undefined
   // The session machinery (tabs, actions, snapshots, downloads) loads with the first session opened:
   // an instance that never opens one, such as a cold start serving a file read, does not compile it.
-  let sessionModule: Promise<typeof import('./session')> | undefined
+  const sessionModule = onFirstUse(() => import('./session'))
   const registry = options.registry
   registry?.join(instanceId, () => [...held].map(([id, entry]) => ({ id, tenant: entry.tenant })))
 
@@ -246,11 +247,7 @@ export function createBrowserSessions(options: SessionManagerOptions): BrowserSe
           actionMs: settings.actionMs,
           maxDownloadBytes: options.maxDownloadBytes,
         }
-        sessionModule ??= import('./session').catch((error: unknown) => {
-          sessionModule = undefined
-          throw error
-        })
-        const { openSession } = await sessionModule
+        const { openSession } = await sessionModule()
         const session = await openSession(id, host, openOptions, limits, (reason) => void end(id, reason))
         if (!held.has(id)) {
           await session.dispose()

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { chmod, mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { EgressPolicy } from '../../core/egress-policy'
+import { onFirstUse } from '../../core/first-use'
 import type { Resolver } from '../../net/node-http'
 import type { NoteChannel } from '../executors/sandbox'
 import type { EgressReport } from './ledger'
@@ -69,7 +70,12 @@ export function createEgressService(options: EgressOptions): EgressService {
     entry.bytesOut += report.bytesOut
     totals.set(tenant, entry)
   }
-  let socketsReady: Promise<void> | undefined
+  // Made once: the sandbox user must reach each socket through this folder, and nobody can list it,
+  // so a socket's random name is known only to the run it is bound into.
+  const socketsFolder = onFirstUse(async () => {
+    await mkdir(options.socketsDir, { recursive: true, mode: 0o711 })
+    await chmod(options.socketsDir, 0o711)
+  })
   return {
     policy: options.policy,
     limits: options.limits,
@@ -85,15 +91,7 @@ export function createEgressService(options: EgressOptions): EgressService {
       const ruled: readonly EgressLayer[] = layers.length > 0 ? layers : [{ source: 'server', policy: options.policy }]
       const policy = (ruled.at(-1) as EgressLayer).policy
       if (policy.mode === 'none') return { value: await run() }
-      // Made once: the sandbox user must reach each socket through this folder, and nobody can list it,
-      // so a socket's random name is known only to the run it is bound into.
-      socketsReady ??= mkdir(options.socketsDir, { recursive: true, mode: 0o711 }).then(() =>
-        chmod(options.socketsDir, 0o711),
-      )
-      await socketsReady.catch((error: unknown) => {
-        socketsReady = undefined
-        throw error
-      })
+      await socketsFolder()
       const notes = noteChannel()
       // The session removes its socket when it closes.
       const session = await openEgressSession({

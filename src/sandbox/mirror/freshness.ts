@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import { onFirstUse } from '../../core/first-use'
 import { changeMarkerKey, markWorkspaceChanged } from '../../storage/change-markers'
 import type { ObjectStore } from '../../storage/store'
 import { hasCode } from './handles'
@@ -52,15 +53,9 @@ const readerFile = 'reader-id'
 export function createFreshness(root: string, options: FreshnessOptions): Freshness {
   const now = options.now ?? Date.now
   const trusted = new WeakMap<Manifest, Trusted>()
-  let reader: Promise<string> | undefined
-  const markerOf = async (prefix: string) => {
-    // Not kept when it failed: the next checkout tries again.
-    reader ??= readerId(root).catch((error: unknown) => {
-      reader = undefined
-      throw error
-    })
-    return changeMarkerKey(prefix, await reader)
-  }
+  // Not kept when it failed: the next checkout tries again.
+  const reader = onFirstUse(() => readerId(root))
+  const markerOf = async (prefix: string) => changeMarkerKey(prefix, await reader())
 
   return {
     async unchanged(storage, prefix, manifest) {
