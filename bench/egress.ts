@@ -1,5 +1,5 @@
 // Sandbox egress: a 50 MB download and one HTTPS request through the egress proxy (inside the bwrap
-// sandbox, through the forwarder and the proxy) against the same transfers straight from the host.
+// sandbox, through the relay (socat, or the Node forwarder) and the proxy) against the same transfers straight from the host.
 import { execFile } from 'node:child_process'
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -17,9 +17,9 @@ import { startChild } from './support/child'
 const run = promisify(execFile)
 const downloads = Number(process.env.BENCH_EGRESS_DOWNLOADS ?? 10)
 const requests = Number(process.env.BENCH_EGRESS_REQUESTS ?? 20)
-// Two relays (forwarder, proxy) and a target check on loopback: a few milliseconds at most.
+// Two relays (socat or the Node forwarder, and the proxy) and a target check on loopback: a few milliseconds at most.
 const addedLatencyTargetMs = 5
-// A call with network against one without (issue #43): the forwarder's start.
+// A call with network against one without (issue #43): the proxy session and the relay starting.
 const egressStartTarget = 1.3
 const calls = Number(process.env.BENCH_ITERATIONS ?? 30)
 const downloadBytes = 50 * 1024 * 1024
