@@ -54,7 +54,7 @@ export async function buildNode({ outdir = 'dist' } = {}) {
   return build({
     // policy-worker: the command policy's parser runs in a worker thread (src/sandbox/policy/command-lister.ts);
     // offload-worker: so does the tools' CPU-heavy work (src/runtimes/offload-pool.ts);
-    // otel-export-worker: the OpenTelemetry batching, encoding and sending (src/runtimes/otel-worker-processor.ts).
+    // otel-export-worker: the OpenTelemetry spans replayed, batched, encoded and sent (src/runtimes/otel-worker-sink.ts).
     entryPoints: {
       node: 'src/runtimes/node.ts',
       cli: 'src/cli/main.ts',

@@ -21,7 +21,7 @@ import { createNodeMetrics } from './node-metrics'
 import { createNodeServices } from './node-services'
 import { nodeSourceRuntime, watchSourcesFolder } from './node-sources'
 import type { OffloadWorkerOptions } from './offload-pool'
-import type { TraceExportWorkerOptions } from './otel-worker-processor'
+import type { TraceExportWorkerOptions } from './otel-worker-sink'
 import { tracingFromEnv } from './tracing'
 
 export interface NodeService {

@@ -4,36 +4,40 @@ import type { Attributes } from '@opentelemetry/api'
 import { resourceFromAttributes } from '@opentelemetry/resources'
 import { BatchSpanProcessor } from '@opentelemetry/sdk-trace-base'
 import { type OtlpExportConfig, otlpExporter } from './otel-exporter'
-import { receiveSpan, type SentSpan } from './otel-span-transfer'
-import type { BatchSettings } from './otel-worker-processor'
+import { type SpanRecord, spanReplayer } from './otel-span-record'
+import type { BatchSettings, TraceScope } from './otel-worker-sink'
 
 /**
- * The worker side of workerSpanProcessor (otel-worker-processor.ts): the SDK's BatchSpanProcessor and
- * the OTLP exporter, so that batching each span, encoding each batch and sending it never take the
- * service's event loop. A worker entry point: it starts listening when loaded (messages sent before
+ * The worker side of workerSpanSink (otel-worker-sink.ts): each recorded span replayed into the SDK's
+ * span, the SDK's BatchSpanProcessor and the OTLP exporter, so that making each span, batching it,
+ * encoding each batch and sending it never take the service's event loop. A worker entry point: it starts listening when loaded (messages sent before
  * wait in the port), and says so once it runs.
  */
 
 /** A niceness the scheduler still runs under load (weight 110 against 1024): exports lag, never stall. */
 const exportThreadNice = 10
 
-const { config, resource, batch } = workerData as {
+const { config, resource, scope, batch } = workerData as {
   config: OtlpExportConfig
   resource: Attributes
+  scope: TraceScope
   batch: BatchSettings
 }
 lowerPriority()
-const processor = new BatchSpanProcessor(await otlpExporter(config), batch)
-const own = resourceFromAttributes(resource)
+const sink = spanReplayer(
+  new BatchSpanProcessor(await otlpExporter(config), batch),
+  resourceFromAttributes(resource),
+  scope,
+)
 
-type Message = { spans: SentSpan[] } | { id: number; flush: true } | { id: number; shutdown: true }
+type Message = { records: SpanRecord[] } | { id: number; flush: true } | { id: number; shutdown: true }
 
 parentPort?.on('message', (message: Message) => {
-  if ('spans' in message) {
-    for (const span of message.spans) processor.onEnd(receiveSpan(span, own))
+  if ('records' in message) {
+    for (const record of message.records) sink.add(record)
     return
   }
-  const settled = 'shutdown' in message ? processor.shutdown() : processor.forceFlush()
+  const settled = 'shutdown' in message ? sink.shutdown() : sink.forceFlush()
   void settled.catch(() => {}).finally(() => parentPort?.postMessage({ id: message.id }))
 })
 parentPort?.postMessage({ ready: true })

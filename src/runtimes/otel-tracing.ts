@@ -4,33 +4,43 @@ import {
   defaultTextMapGetter,
   defaultTextMapSetter,
   ROOT_CONTEXT,
-  type Span,
+  type SpanContext,
   SpanKind,
   SpanStatusCode,
+  TraceFlags,
   trace,
 } from '@opentelemetry/api'
-import { W3CTraceContextPropagator } from '@opentelemetry/core'
+import { isAttributeValue, W3CTraceContextPropagator } from '@opentelemetry/core'
 import { resourceFromAttributes } from '@opentelemetry/resources'
 import {
   AlwaysOffSampler,
   AlwaysOnSampler,
-  BasicTracerProvider,
   BatchSpanProcessor,
   ParentBasedSampler,
   type Sampler,
+  SamplingDecision,
   TraceIdRatioBasedSampler,
 } from '@opentelemetry/sdk-trace-base'
 import type { SpanAttributes, TraceCarrier, TraceSpan, Tracing } from '../core/tracing'
 import { type OtlpExportConfig, otlpExporter } from './otel-exporter'
 import { pooledIdGenerator } from './otel-ids'
-import type { TraceExportWorkerOptions } from './otel-worker-processor'
+import { type RecordedException, type SpanRecord, type SpanSink, spanReplayer } from './otel-span-record'
+import type { TraceExportWorkerOptions } from './otel-worker-sink'
 
 /**
  * Tracing with the OpenTelemetry SDK, exported over OTLP/HTTP, when the standard variables ask for it:
  * OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT (+ /v1/traces), and neither
  * OTEL_SDK_DISABLED=true nor OTEL_TRACES_EXPORTER=none. OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL picks
- * http/protobuf (the specification's default) or http/json; OTEL_BSP_* tune the batches. Nothing is registered globally: the tracer
- * provider, the W3C propagator and every parent context are this object's, passed explicitly.
+ * http/protobuf (the specification's default) or http/json; OTEL_BSP_* tune the batches; OTEL_TRACES_SAMPLER
+ * picks the sampler. Nothing is registered globally: the sampler, the W3C propagator and every parent
+ * context are this object's, passed explicitly.
+ *
+ * Where a call runs, a span is only recorded: its ids and the sampler's decision, made here as the SDK's
+ * tracer makes them, its times, attributes, status and exceptions. The SDK's own span is made from that
+ * record by replay (otel-span-record.ts) where the batching and the export happen, in a worker thread on
+ * Node: the SDK's span objects, their attribute sanitizing, limits and clocks had cost the serving thread
+ * about a twelfth of a small call's requests per second (bench/tracing.ts), where a record costs it about
+ * a hundredth.
  */
 export async function otelTracing(
   env: Record<string, string | undefined>,
@@ -45,51 +55,78 @@ export async function otelTracing(
     ...(env.OTEL_EXPORTER_OTLP_HEADERS ? { headers: parseHeaders(env.OTEL_EXPORTER_OTLP_HEADERS) } : {}),
   }
   const resource = { 'service.name': env.OTEL_SERVICE_NAME ?? 'toolport', 'service.version': version }
-  // On Node the encoding and sending happen in a worker thread; where there is none to start (Lambda,
-  // whose function freezes after each response), in this one.
+  const scope = { name: 'toolport', version }
   const batch = {
     scheduledDelayMillis: numberOr(env.OTEL_BSP_SCHEDULE_DELAY, 5_000),
     maxQueueSize: numberOr(env.OTEL_BSP_MAX_QUEUE_SIZE, 2_048),
     maxExportBatchSize: numberOr(env.OTEL_BSP_MAX_EXPORT_BATCH_SIZE, 512),
     exportTimeoutMillis: numberOr(env.OTEL_BSP_EXPORT_TIMEOUT, 30_000),
   }
-  const processor = options.exportWorker
-    ? (await import('./otel-worker-processor')).workerSpanProcessor(options.exportWorker, config, resource, batch)
-    : new BatchSpanProcessor(await otlpExporter(config), batch)
-  const provider = new BasicTracerProvider({
-    resource: resourceFromAttributes(resource),
-    spanProcessors: [processor],
-    sampler: samplerOf(env.OTEL_TRACES_SAMPLER, env.OTEL_TRACES_SAMPLER_ARG),
-    idGenerator: pooledIdGenerator(),
-  })
-  const tracer = provider.getTracer('toolport', version)
+  // On Node the replay, encoding and sending happen in a worker thread; where there is none to start
+  // (Lambda, whose function freezes after each response), in this one.
+  const sink: SpanSink = options.exportWorker
+    ? (await import('./otel-worker-sink')).workerSpanSink(options.exportWorker, config, resource, scope, batch)
+    : spanReplayer(new BatchSpanProcessor(await otlpExporter(config), batch), resourceFromAttributes(resource), scope)
+  const sampler = samplerOf(env.OTEL_TRACES_SAMPLER, env.OTEL_TRACES_SAMPLER_ARG)
+  const ids = pooledIdGenerator()
   const propagator = new W3CTraceContextPropagator()
-
   const kinds = { server: SpanKind.SERVER, internal: SpanKind.INTERNAL, client: SpanKind.CLIENT } as const
 
   /**
-   * One span as toolport sees it: methods on the prototype (no closures made per span), and the span's
-   * context made only for a child or a carrier, which most spans (storage requests) never need.
+   * One span as toolport sees it: the SDK tracer's start (ids, the sampler's decision, the trace state),
+   * then a record of what happens to it, handed to the sink when it ends. A span the sampler drops
+   * records nothing and still propagates its context, as the SDK's non-recording span does.
    */
-  class OtelSpan implements TraceSpan {
+  class RecordingSpan implements TraceSpan {
     readonly recording: boolean
-    #context: Context | undefined
-    constructor(readonly span: Span) {
-      this.recording = span.isRecording()
+    readonly spanContext: SpanContext
+    readonly #record: SpanRecord | undefined
+    #ended = false
+    constructor(name: string, kind: SpanKind, attributes: SpanAttributes, parent: Context) {
+      const parentContext = trace.getSpanContext(parent)
+      const valid = parentContext !== undefined && trace.isSpanContextValid(parentContext)
+      const traceId = valid ? parentContext.traceId : ids.generateTraceId()
+      const spanId = ids.generateSpanId()
+      const initial = sanitized({}, attributes)
+      const sampling = sampler.shouldSample(parent, traceId, name, kind, initial, [])
+      const traceState = sampling.traceState ?? (valid ? parentContext.traceState : undefined)
+      const sampled = sampling.decision === SamplingDecision.RECORD_AND_SAMPLED
+      this.spanContext = {
+        traceId,
+        spanId,
+        traceFlags: sampled ? TraceFlags.SAMPLED : TraceFlags.NONE,
+        ...(traceState ? { traceState } : {}),
+      }
+      this.recording = sampling.decision !== SamplingDecision.NOT_RECORD
+      // Recorded but not sampled is never exported: only a sampled span keeps a record.
+      if (!sampled) return
+      if (sampling.attributes) sanitized(initial, sampling.attributes as SpanAttributes)
+      this.#record = [
+        name,
+        kind,
+        traceId,
+        spanId,
+        traceState?.serialize() || undefined,
+        valid ? parentContext.spanId : undefined,
+        valid ? parentContext.traceFlags : undefined,
+        valid ? parentContext.isRemote : undefined,
+        epochMillis(),
+        0,
+        initial,
+        undefined,
+        undefined,
+        undefined,
+      ]
+    }
+    setAttributes(attributes: SpanAttributes): void {
+      if (this.#record && !this.#ended) sanitized(this.#record[10], attributes)
+    }
+    child(name: string, attributes: SpanAttributes = {}, kind: 'internal' | 'client' = 'internal'): TraceSpan {
+      return new RecordingSpan(name, kinds[kind], attributes, this.context())
     }
     /** This span as a parent context (its children's, its carrier's). */
     context(): Context {
-      this.#context ??= trace.setSpan(ROOT_CONTEXT, this.span)
-      return this.#context
-    }
-    setAttributes(attributes: SpanAttributes): void {
-      // An undefined value is dropped by the SDK (a no-op warning to its diag logger, which is unset).
-      this.span.setAttributes(attributes as Attributes)
-    }
-    child(name: string, attributes: SpanAttributes = {}, kind: 'internal' | 'client' = 'internal'): TraceSpan {
-      return new OtelSpan(
-        tracer.startSpan(name, { kind: kinds[kind], attributes: attributes as Attributes }, this.context()),
-      )
+      return trace.setSpanContext(ROOT_CONTEXT, this.spanContext)
     }
     carrier(): TraceCarrier {
       const carrier: Record<string, string> = {}
@@ -97,14 +134,19 @@ export async function otelTracing(
       return carrier
     }
     fail(error: unknown): void {
-      this.span.setStatus({
-        code: SpanStatusCode.ERROR,
-        message: error instanceof Error ? error.message : String(error),
-      })
-      if (error instanceof Error) this.span.recordException(error)
+      const record = this.#record
+      if (!record || this.#ended) return
+      record[11] = SpanStatusCode.ERROR
+      record[12] = error instanceof Error ? error.message : String(error)
+      if (error instanceof Error) record[13] = [...(record[13] ?? []), exceptionOf(error)]
     }
     end(): void {
-      this.span.end()
+      if (this.#ended) return
+      this.#ended = true
+      const record = this.#record
+      if (!record) return
+      record[9] = epochMillis()
+      sink.add(record)
     }
   }
 
@@ -112,7 +154,7 @@ export async function otelTracing(
   function parentOf(parent: TraceCarrier | TraceSpan | undefined): Context {
     if (!parent) return ROOT_CONTEXT
     // A span of ours is its own parent context, without a round trip through W3C headers.
-    if (parent instanceof OtelSpan) return parent.context()
+    if (parent instanceof RecordingSpan) return parent.context()
     if ('carrier' in parent && typeof parent.carrier === 'function') {
       return propagator.extract(ROOT_CONTEXT, parent.carrier(), defaultTextMapGetter)
     }
@@ -122,15 +164,35 @@ export async function otelTracing(
   return {
     enabled: true,
     start: (name, options) =>
-      new OtelSpan(
-        tracer.startSpan(
-          name,
-          { kind: kinds[options.kind ?? 'internal'], attributes: (options.attributes ?? {}) as Attributes },
-          parentOf(options.parent),
-        ),
-      ),
-    flush: () => provider.forceFlush(),
+      new RecordingSpan(name, kinds[options.kind ?? 'internal'], options.attributes ?? {}, parentOf(options.parent)),
+    flush: () => sink.forceFlush(),
   }
+}
+
+/** Copies the valid attributes into `into` (the SDK drops an undefined or invalid value the same way, when it replays them). */
+function sanitized(into: Attributes, attributes: SpanAttributes): Attributes {
+  for (const key in attributes) {
+    const value = attributes[key]
+    if (key.length > 0 && isAttributeValue(value)) into[key] = value
+  }
+  return into
+}
+
+/** Now, in milliseconds since the epoch, at the performance clock's resolution. */
+function epochMillis(): number {
+  return performance.timeOrigin + performance.now()
+}
+
+/** What the SDK's recordException reads from an error: its code (a type), name, message and stack, and when. */
+function exceptionOf(error: Error): RecordedException {
+  const code = (error as { code?: unknown }).code
+  return [
+    code ? String(code) : undefined,
+    error.name || undefined,
+    error.message || undefined,
+    error.stack || undefined,
+    epochMillis(),
+  ]
 }
 
 /**

@@ -1,6 +1,6 @@
 import { serviceVersion } from '../app'
 import type { Tracing } from '../core/tracing'
-import type { TraceExportWorkerOptions } from './otel-worker-processor'
+import type { TraceExportWorkerOptions } from './otel-worker-sink'
 
 /**
  * The OpenTelemetry tracing the standard variables ask for, or undefined (off): the SDK is loaded only

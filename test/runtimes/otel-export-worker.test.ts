@@ -4,8 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { otelTracing } from '../../src/runtimes/otel-tracing'
 import { newParent, type OtlpReceiver, startOtlpReceiver } from '../support/otlp-receiver'
 
-// The Node service's trace export: spans handed, as data, to the batch processor and OTLP exporter in a worker thread
-// (src/runtimes/otel-worker-processor.ts), and what arrives at a real OTLP/HTTP receiver.
+// The Node service's trace export: spans recorded where the call runs, handed as data to a worker thread that makes the
+// SDK's spans of them, batches and exports them (src/runtimes/otel-worker-sink.ts), and what arrives at a real OTLP/HTTP receiver.
 const workerSource = new URL('../../src/runtimes/otel-export-worker.ts', import.meta.url)
 
 describe('trace export from a worker thread', () => {

@@ -1,16 +1,10 @@
 import type { Worker } from 'node:worker_threads'
-import { type Attributes, TraceFlags } from '@opentelemetry/api'
+import type { Attributes } from '@opentelemetry/api'
 import { ExportResultCode } from '@opentelemetry/core'
 import { resourceFromAttributes } from '@opentelemetry/resources'
-import {
-  BatchSpanProcessor,
-  type BufferConfig,
-  type ReadableSpan,
-  type SpanExporter,
-  type SpanProcessor,
-} from '@opentelemetry/sdk-trace-base'
+import { BatchSpanProcessor, type BufferConfig, type SpanExporter } from '@opentelemetry/sdk-trace-base'
 import { type OtlpExportConfig, otlpExporter } from './otel-exporter'
-import { receiveSpan, type SentSpan, sendSpan } from './otel-span-transfer'
+import { type SpanRecord, type SpanSink, spanReplayer } from './otel-span-record'
 import { startWorker, type WorkerEntry } from './worker-entry'
 
 /** The entry is dist/otel-export-worker.js, or src/runtimes/otel-export-worker.ts through tsx. */
@@ -21,40 +15,48 @@ export type BatchSettings = Required<
   Pick<BufferConfig, 'scheduledDelayMillis' | 'maxQueueSize' | 'maxExportBatchSize' | 'exportTimeoutMillis'>
 >
 
-// Spans leave this thread in groups of at most this many, and within one turn of the event loop.
+/** The instrumentation scope the replayed spans carry: toolport and its version. */
+export interface TraceScope {
+  name: string
+  version: string
+}
+
+// Records leave this thread in groups of at most this many, and within one turn of the event loop.
 const handOffSpans = 64
 
 /**
- * A SpanProcessor that hands each ended span, as plain data, to a worker thread (otel-export-worker.ts)
- * within one turn of the event loop; the worker runs the SDK's BatchSpanProcessor with the OTLP
- * exporter, so the batching, the queue limit, the protobuf encoding and the HTTP requests all happen
- * there. The batch processor used to run here: keeping every span object until its batch of 512 left
- * cost about a tenth of a small call's requests per second (bench/tracing.ts, where spans dropped
- * before any processor read 93% of tracing off, and dropped after it 84%). Here a span is converted
- * and posted at once, and its objects die young. The worker never keeps the process alive, except
- * while a flush or shutdown waits for it. A worker that cannot start (an entry missing beside a
- * bundle) is given up for a batch processor in this thread, with every span sent to it before it said
- * it runs.
+ * A sink that hands each ended span's record to a worker thread (otel-export-worker.ts) within one turn
+ * of the event loop; the worker replays it into the SDK's span and runs the SDK's BatchSpanProcessor
+ * with the OTLP exporter, so the span objects, the batching, the queue limit, the protobuf encoding and
+ * the HTTP requests all happen there. A record is posted at once, so its few objects die young (the
+ * batch processor in this thread, keeping every span until its batch of 512 left, had cost about a
+ * tenth of a small call's requests per second). The worker never keeps the process alive, except while
+ * a flush or shutdown waits for it. A worker that cannot start (an entry missing beside a bundle) is
+ * given up for a replay in this thread, with every record sent to it before it said it runs.
  */
-export function workerSpanProcessor(
+export function workerSpanSink(
   entry: TraceExportWorkerOptions,
   config: OtlpExportConfig,
   resource: Attributes,
+  scope: TraceScope,
   batch: BatchSettings,
-): SpanProcessor {
-  const ownResource = resourceFromAttributes(resource)
+): SpanSink {
   const waiting = new Map<number, () => void>()
   let worker: Worker | undefined
-  // The worker said it runs: spans sent to it are its own from then on.
+  // The worker said it runs: records sent to it are its own from then on.
   let ready = false
-  let unconfirmed: SentSpan[] = []
-  let fallback: SpanProcessor | undefined
-  let outbox: SentSpan[] = []
+  let unconfirmed: SpanRecord[] = []
+  let fallback: SpanSink | undefined
+  let outbox: SpanRecord[] = []
   let scheduled = false
   let nextId = 0
 
-  function inThread(): SpanProcessor {
-    fallback ??= new BatchSpanProcessor(deferredExporter(otlpExporter(config)), batch)
+  function inThread(): SpanSink {
+    fallback ??= spanReplayer(
+      new BatchSpanProcessor(deferredExporter(otlpExporter(config)), batch),
+      resourceFromAttributes(resource),
+      scope,
+    )
     return fallback
   }
 
@@ -62,9 +64,9 @@ export function workerSpanProcessor(
     if (worker !== own) return
     worker = undefined
     if (!ready) {
-      // It never ran: this thread exports from now on, the spans sent to it first.
-      const processor = inThread()
-      for (const span of unconfirmed) processor.onEnd(receiveSpan(span, ownResource))
+      // It never ran: this thread exports from now on, the records sent to it first.
+      const sink = inThread()
+      for (const record of unconfirmed) sink.add(record)
       unconfirmed = []
     }
     for (const done of waiting.values()) done()
@@ -76,7 +78,7 @@ export function workerSpanProcessor(
     if (worker) return worker
     let own: Worker
     try {
-      own = startWorker(entry, { workerData: { config, resource, batch } })
+      own = startWorker(entry, { workerData: { config, resource, scope, batch } })
     } catch {
       giveUp(undefined)
       inThread()
@@ -105,16 +107,16 @@ export function workerSpanProcessor(
   function post(): void {
     scheduled = false
     if (outbox.length === 0) return
-    const spans = outbox
+    const records = outbox
     outbox = []
     const target = started()
     if (!target) {
-      const processor = inThread()
-      for (const span of spans) processor.onEnd(receiveSpan(span, ownResource))
+      const sink = inThread()
+      for (const record of records) sink.add(record)
       return
     }
-    if (!ready) unconfirmed.push(...spans)
-    target.postMessage({ spans })
+    if (!ready) unconfirmed.push(...records)
+    target.postMessage({ records })
   }
 
   /** Asks the worker to flush or shut down, and waits for its answer (or its end). */
@@ -128,13 +130,11 @@ export function workerSpanProcessor(
   }
 
   return {
-    onStart() {},
-    onEnd(span: ReadableSpan) {
-      if ((span.spanContext().traceFlags & TraceFlags.SAMPLED) === 0) return
-      if (fallback) return fallback.onEnd(span)
-      // A worker that cannot keep up: past the queue's size spans are dropped, as the SDK's queue drops them.
+    add(record: SpanRecord) {
+      if (fallback) return fallback.add(record)
+      // A worker that cannot keep up: past the queue's size records are dropped, as the SDK's queue drops spans.
       if (outbox.length >= batch.maxQueueSize) return
-      outbox.push(sendSpan(span))
+      outbox.push(record)
       if (outbox.length >= handOffSpans) post()
       else if (!scheduled) {
         scheduled = true
