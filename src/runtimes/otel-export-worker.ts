@@ -10,8 +10,8 @@ import type { BatchSettings, TraceScope } from './otel-worker-sink'
 /**
  * The worker side of workerSpanSink (otel-worker-sink.ts): each recorded span replayed into the SDK's
  * span, the SDK's BatchSpanProcessor and the OTLP exporter, so that making each span, batching it,
- * encoding each batch and sending it never take the service's event loop. A worker entry point: it starts listening when loaded (messages sent before
- * wait in the port), and says so once it runs.
+ * encoding each batch and sending it never take the service's event loop. A worker entry point: it
+ * starts listening when loaded (messages sent before wait in the port), and says so once it runs.
  */
 
 /** A niceness the scheduler still runs under load (weight 110 against 1024): exports lag, never stall. */
