@@ -1,5 +1,5 @@
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, TraceFlags, trace } from '@opentelemetry/api'
-import { millisToHrTime, TraceState } from '@opentelemetry/core'
+import { addHrTimes, millisToHrTime, TraceState } from '@opentelemetry/core'
 import { resourceFromAttributes } from '@opentelemetry/resources'
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -8,8 +8,9 @@ import { type SpanRecord, spanReplayer } from './otel-span-record'
 // A span recorded where the call ran is made into the SDK's span elsewhere (the export worker, or this thread on
 // Lambda): what the exporter then reads must be what the SDK would have made of the same span directly.
 const parent = { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7' }
-const started = Date.UTC(2026, 11, 7, 8, 0, 0) + 0.25
-const ended = started + 12.5
+// As the SDK times a span: its start from the wall clock in milliseconds, its end and events offsets on the monotonic one.
+const started = Date.UTC(2026, 11, 7, 8, 0, 0)
+const after = (offset: number) => addHrTimes(millisToHrTime(started), millisToHrTime(offset))
 
 function direct() {
   const exporter = new InMemorySpanExporter()
@@ -36,9 +37,9 @@ function direct() {
   span.setStatus({ code: SpanStatusCode.ERROR, message: 'nope' })
   span.recordException(
     { code: 'ENOENT', name: 'Error', message: 'nope', stack: 'Error: nope\n    at here' },
-    millisToHrTime(started + 1),
+    after(1.25),
   )
-  span.end(millisToHrTime(ended))
+  span.end(after(12.5))
   const [made] = exporter.getFinishedSpans()
   if (!made) throw new Error('no span')
   return made
@@ -69,11 +70,11 @@ const record = (): SpanRecord => [
   TraceFlags.SAMPLED,
   true,
   started,
-  ended,
+  12.5,
   { 'gen_ai.tool.name': 'read_file', count: 3, 'toolport.outcome': 'error', ok: false },
   SpanStatusCode.ERROR,
   'nope',
-  [['ENOENT', 'Error', 'nope', 'Error: nope\n    at here', started + 1]],
+  [['ENOENT', 'Error', 'nope', 'Error: nope\n    at here', 1.25]],
 ]
 
 describe('a recorded span, replayed into the SDK', () => {

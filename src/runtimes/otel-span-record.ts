@@ -9,7 +9,7 @@ import {
   TraceFlags,
   trace,
 } from '@opentelemetry/api'
-import { millisToHrTime, TraceState } from '@opentelemetry/core'
+import { addHrTimes, millisToHrTime, TraceState } from '@opentelemetry/core'
 import type { Resource } from '@opentelemetry/resources'
 import { BasicTracerProvider, SamplingDecision, type SpanProcessor } from '@opentelemetry/sdk-trace-base'
 
@@ -19,15 +19,16 @@ export type RecordedException = [
   name: string | undefined,
   message: string | undefined,
   stack: string | undefined,
-  time: number,
+  offset: number,
 ]
 
 /**
  * A sampled span as the serving thread recorded it, to be made into the SDK's span by replay(): plain
  * data in one array, which structured clone carries to the export worker at about a third of the cost
- * of nested objects (it writes every key of every object). Times are milliseconds since the epoch: the
- * worker's performance clock has another origin. The attributes are the start's with every later
- * setAttributes merged in, in order, as the SDK itself keeps them. A parent is in the span's own trace.
+ * of nested objects (it writes every key of every object). Times are the SDK's: the start from the wall
+ * clock (Date.now()), the end and each exception that many milliseconds later on the monotonic clock.
+ * The attributes are the start's with every later setAttributes merged in, in order, as the SDK itself
+ * keeps them. A parent is in the span's own trace.
  */
 export type SpanRecord = [
   name: string,
@@ -39,7 +40,7 @@ export type SpanRecord = [
   parentTraceFlags: number | undefined,
   parentIsRemote: boolean | undefined,
   startTime: number,
-  endTime: number,
+  endOffset: number,
   attributes: Attributes,
   statusCode: SpanStatusCode | undefined,
   statusMessage: string | undefined,
@@ -72,7 +73,7 @@ export function spanReplayer(
     sampler: {
       shouldSample: () => ({
         decision: SamplingDecision.RECORD_AND_SAMPLED,
-        ...(current?.[4] ? { traceState: new TraceState(current[4]) } : {}),
+        ...(current?.[4] !== undefined ? { traceState: new TraceState(current[4]) } : {}),
       }),
       toString: () => 'RecordedDecision',
     },
@@ -95,14 +96,16 @@ export function spanReplayer(
   }
 
   function replay(record: SpanRecord): void {
-    const [name, kind, , , , , , , startTime, endTime, attributes, statusCode, statusMessage, exceptions] = record
+    const [name, kind, , , , , , , startTime, endOffset, attributes, statusCode, statusMessage, exceptions] = record
+    const start = millisToHrTime(startTime)
+    const after = (offset: number): HrTime => addHrTimes(start, millisToHrTime(offset))
     current = record
     try {
-      const span = tracer.startSpan(name, { kind, attributes, startTime: hrTime(startTime) }, parentContext(record))
+      const span = tracer.startSpan(name, { kind, attributes, startTime: start }, parentContext(record))
       if (statusCode !== undefined) {
         span.setStatus({ code: statusCode, ...(statusMessage !== undefined ? { message: statusMessage } : {}) })
       }
-      for (const [code, name, message, stack, time] of exceptions ?? []) {
+      for (const [code, name, message, stack, offset] of exceptions ?? []) {
         span.recordException(
           {
             ...(code !== undefined ? { code } : {}),
@@ -110,10 +113,10 @@ export function spanReplayer(
             ...(message !== undefined ? { message } : {}),
             ...(stack !== undefined ? { stack } : {}),
           } as Exception,
-          hrTime(time),
+          after(offset),
         )
       }
-      span.end(hrTime(endTime))
+      span.end(after(endOffset))
     } finally {
       current = undefined
     }
@@ -125,9 +128,4 @@ export function spanReplayer(
     forceFlush: () => provider.forceFlush(),
     shutdown: () => provider.shutdown(),
   }
-}
-
-/** Milliseconds since the epoch as the SDK's HrTime (a number would be read as this thread's performance clock). */
-function hrTime(epochMillis: number): HrTime {
-  return millisToHrTime(epochMillis)
 }

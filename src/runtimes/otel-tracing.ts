@@ -81,6 +81,7 @@ export async function otelTracing(
     readonly recording: boolean
     readonly spanContext: SpanContext
     readonly #record: SpanRecord | undefined
+    #startedAt = 0
     #ended = false
     constructor(name: string, kind: SpanKind, attributes: SpanAttributes, parent: Context) {
       const parentContext = trace.getSpanContext(parent)
@@ -89,6 +90,7 @@ export async function otelTracing(
       const spanId = ids.generateSpanId()
       const initial = sanitized({}, attributes)
       const sampling = sampler.shouldSample(parent, traceId, name, kind, initial, [])
+      const startedAt = performance.now()
       const traceState = sampling.traceState ?? (valid ? parentContext.traceState : undefined)
       const sampled = sampling.decision === SamplingDecision.RECORD_AND_SAMPLED
       this.spanContext = {
@@ -100,17 +102,23 @@ export async function otelTracing(
       this.recording = sampling.decision !== SamplingDecision.NOT_RECORD
       // Recorded but not sampled is never exported: only a sampled span keeps a record.
       if (!sampled) return
-      if (sampling.attributes) sanitized(initial, sampling.attributes as SpanAttributes)
+      // The SDK merges the sampler's attributes over the start's, then drops any whose value is invalid.
+      for (const [key, value] of Object.entries(sampling.attributes ?? {})) {
+        if (value != null && isAttributeValue(value)) initial[key] = copied(value)
+        else delete initial[key]
+      }
+      this.#startedAt = startedAt
       this.#record = [
         name,
         kind,
         traceId,
         spanId,
-        traceState?.serialize() || undefined,
+        traceState?.serialize(),
         valid ? parentContext.spanId : undefined,
         valid ? parentContext.traceFlags : undefined,
         valid ? parentContext.isRemote : undefined,
-        epochMillis(),
+        // As the SDK's span: its start on the wall clock, its end and events that far on the monotonic one.
+        Date.now(),
         0,
         initial,
         undefined,
@@ -136,16 +144,21 @@ export async function otelTracing(
     fail(error: unknown): void {
       const record = this.#record
       if (!record || this.#ended) return
+      const message =
+        error instanceof Error ? error.message : typeof error === 'symbol' ? error.toString() : String(error)
       record[11] = SpanStatusCode.ERROR
-      record[12] = error instanceof Error ? error.message : String(error)
-      if (error instanceof Error) record[13] = [...(record[13] ?? []), exceptionOf(error)]
+      // The SDK drops a status message that is not a string.
+      record[12] = typeof message === 'string' ? message : undefined
+      if (error instanceof Error) {
+        record[13] = [...(record[13] ?? []), exceptionOf(error, performance.now() - this.#startedAt)]
+      }
     }
     end(): void {
       if (this.#ended) return
       this.#ended = true
       const record = this.#record
       if (!record) return
-      record[9] = epochMillis()
+      record[9] = performance.now() - this.#startedAt
       sink.add(record)
     }
   }
@@ -169,30 +182,42 @@ export async function otelTracing(
   }
 }
 
-/** Copies the valid attributes into `into` (the SDK drops an undefined or invalid value the same way, when it replays them). */
+/**
+ * Copies the valid attributes into `into`, as the SDK's setAttribute takes them one by one: a null or
+ * undefined value is skipped (it neither sets nor clears the key), an invalid one too, an array copied.
+ * Where they differ, under a span attribute count limit only: a key set again after the limit refused
+ * it is counted as dropped once here (the SDK counts each refusal), and the SDK sees the keys in this
+ * object's order, where integer-like keys come first. toolport's keys are neither repeated past the
+ * limit (128 by default, against about a dozen) nor integer-like.
+ */
 function sanitized(into: Attributes, attributes: SpanAttributes): Attributes {
-  for (const key in attributes) {
+  for (const key of Object.keys(attributes)) {
     const value = attributes[key]
-    if (key.length > 0 && isAttributeValue(value)) into[key] = value
+    if (key.length > 0 && value != null && isAttributeValue(value)) into[key] = copied(value)
   }
   return into
 }
 
-/** Now, in milliseconds since the epoch, at the performance clock's resolution. */
-function epochMillis(): number {
-  return performance.timeOrigin + performance.now()
+/** An attribute value as the SDK keeps it: an array copied, so that a later change to it is not exported. */
+function copied<T>(value: T): T {
+  return (Array.isArray(value) ? value.slice() : value) as T
 }
 
-/** What the SDK's recordException reads from an error: its code (a type), name, message and stack, and when. */
-function exceptionOf(error: Error): RecordedException {
+/** What the SDK's recordException reads from an error (its code as the type, else its name; its message and stack), and when, in milliseconds after the span's start. */
+function exceptionOf(error: Error, offset: number): RecordedException {
+  // A field is read behind a guard: V8 formats `stack` lazily from `name`, and that getter throws
+  // when the name is a Symbol; a failing call must still end its span.
+  const text = (key: 'name' | 'message' | 'stack') => {
+    try {
+      const value = error[key]
+      return typeof value === 'string' && value !== '' ? value : undefined
+    } catch {
+      return undefined
+    }
+  }
   const code = (error as { code?: unknown }).code
-  return [
-    code ? String(code) : undefined,
-    error.name || undefined,
-    error.message || undefined,
-    error.stack || undefined,
-    epochMillis(),
-  ]
+  const codeText = typeof code === 'string' || typeof code === 'number' ? String(code) : undefined
+  return [code ? codeText : undefined, text('name'), text('message'), text('stack'), offset]
 }
 
 /**

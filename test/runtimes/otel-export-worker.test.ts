@@ -58,6 +58,20 @@ describe('trace export from a worker thread', () => {
     expect(upstreamSpan?.spanId).not.toBe(callSpan?.spanId)
   })
 
+  it('exports a span failed with an error whose fields are not strings, which cannot be cloned as they are', async () => {
+    const tracing = await otelTracing(env(), '9.9.9', { exportWorker: { url: workerSource, typescript: true } })
+    if (!tracing) throw new Error('tracing did not start')
+    const parent = newParent()
+    const odd = Object.assign(new Error('plain'), { message: () => 'a function', name: Symbol('odd'), code: 42 })
+    const span = tracing.start('odd failure', { parent: { traceparent: parent.traceparent } })
+    span.fail(odd)
+    span.end()
+    await tracing.flush()
+    const [exported] = receiver.spans.filter((each) => each.traceId === parent.traceId)
+    expect(exported).toMatchObject({ name: 'odd failure', status: { code: 2 }, events: ['exception'] })
+    expect(exported?.status?.message ?? '').toBe('')
+  })
+
   it('runs the export thread at nice 10 on Linux, leaving the serving threads at their own priority', async () => {
     const niceOfThreads = async () => {
       const tasks = await readdir('/proc/self/task')

@@ -68,6 +68,8 @@ describe('spans recorded where the call runs', () => {
       attributes: { 'gen_ai.tool.name': 'read_file', 'gen_ai.tool.call.id': undefined, count: 1 },
     })
     span.setAttributes({ count: 2, 'toolport.outcome': 'error' })
+    // An undefined value neither sets nor clears a key, as the SDK's setAttribute.
+    span.setAttributes({ 'gen_ai.tool.name': undefined })
     span.fail(Object.assign(new Error('no such file'), { code: 'ENOENT' }))
     span.end()
     span.setAttributes({ late: true })
