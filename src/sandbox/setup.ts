@@ -22,6 +22,7 @@ import {
   missingImages,
   probeContainer,
 } from './executors/container'
+import { busyboxMount } from './executors/overlay'
 import { createProcessSandbox } from './executors/process'
 import type { Sandbox } from './executors/sandbox'
 import { createLimiter } from './limiter'
@@ -106,11 +107,15 @@ async function createBwrap(
   }
   const failure = await probeBwrap(options, workDir)
   if (failure) return `bubblewrap cannot start a sandbox here: ${failure}`
-  const noOverlay = !settings.overlay
-    ? 'TOOLPORT_SHELL_OVERLAY=off'
-    : !(await findProgram('unshare', env))
-      ? 'unshare (util-linux) is not installed'
-      : await probeOverlay(options, workDir, log)
+  if (!settings.overlay)
+    return createBwrapSandbox({ ...options, overlay: false, noOverlay: 'TOOLPORT_SHELL_OVERLAY=off' })
+  if (!(await findProgram('unshare', env)))
+    return createBwrapSandbox({ ...options, overlay: false, noOverlay: 'unshare (util-linux) is not installed' })
+  // busybox first: the same mount without mount(8)'s libraries (overlay.ts); util-linux's where it fails.
+  const busybox = await findProgram('busybox', env)
+  if (busybox && (await probeBwrapOverlay({ ...options, mountProgram: busyboxMount(busybox) }, workDir)) === undefined)
+    return createBwrapSandbox({ ...options, overlay: true, mountProgram: busyboxMount(busybox) })
+  const noOverlay = await probeOverlay(options, workDir, log)
   return createBwrapSandbox({ ...options, overlay: noOverlay === undefined, ...(noOverlay ? { noOverlay } : {}) })
 }
 

@@ -191,6 +191,38 @@ describe('workspace sync over an overlay, against a walk of the copy', () => {
     }
   })
 
+  it('drops what a run wrote when its commit failed, though the run before had left the layers empty', async () => {
+    const prefix = 'tenants/t/workspaces/overlay-failed-commit/'
+    for (const [path, text] of Object.entries(seed)) await storage.put(prefix + path, new TextEncoder().encode(text))
+    // This commit empties the layers, so the next checkout takes them as they are.
+    expect((await run(shells.overlay, prefix, 'true')).exitCode).toBe(0)
+    const failing: ObjectStore = {
+      ...storage,
+      put: async () => {
+        throw new Error('storage is down')
+      },
+    }
+    const failed = shells.overlay.execute({
+      storage: failing,
+      tenant: 't',
+      workspacePrefix: prefix,
+      command: 'echo stray > stray.txt && echo changed > top.txt',
+      cwd: '',
+      timeoutMs: 20_000,
+      signal: new AbortController().signal,
+    })
+    await expect(failed).rejects.toThrow(/storage is down/)
+    // What it wrote stayed in the upper layer: the next checkout must empty it, not trust it.
+    const next = await run(shells.overlay, prefix, "find . -type f | sort | tr '\\n' ' ' && cat top.txt")
+    expect(next.stdout.text).toBe(
+      `${Object.keys(seed)
+        .map((path) => `./${path}`)
+        .sort()
+        .join(' ')} top\n`,
+    )
+    expect(await stored(prefix)).toEqual(seed)
+  })
+
   it('sees a file written to storage outside the command, and a file the command changed reaches storage', async () => {
     const prefix = 'tenants/t/workspaces/overlay-outside/'
     await storage.put(`${prefix}a.txt`, new TextEncoder().encode('first\n'))
@@ -259,6 +291,49 @@ describe('the overlay chain at its edges', () => {
     expect(await probeBwrapOverlay(options, join(work, 'a,b'))).toMatch(/character overlayfs cannot take/)
     // Where it can, the probe passes (this machine mounts unprivileged overlays).
     expect(await probeBwrapOverlay(options, work)).toBeUndefined()
+  })
+
+  it('mounts with busybox where it is found and can, else with util-linux mount, and runs the same over either', async () => {
+    // A busybox that cannot mount (an applet left out of its build): the probe falls back to mount(8).
+    const fakeBin = join(work, 'fake-bin')
+    await mkdir(fakeBin, { mode: 0o755 })
+    await writeFile(join(fakeBin, 'busybox'), '#!/bin/sh\necho "mount: applet not found" >&2\nexit 1\n', {
+      mode: 0o755,
+    })
+    await chmod(fakeBin, 0o755)
+    const real = (await import('node:child_process')).execFileSync('sh', ['-c', 'command -v busybox'], {
+      encoding: 'utf8',
+    })
+    const sides = [
+      ['found', process.env.PATH, new RegExp(`mounted by ${real.trim()}\\)$`)],
+      ['cannot mount', `${fakeBin}:${process.env.PATH}`, /mounted by mount\)$/],
+    ] as const
+    for (const [name, path, expected] of sides) {
+      const folder = join(work, `mount-${name.replace(/\W/g, '-')}`)
+      const config = loadConfig({ TOOLPORT_WORK_DIR: folder }, { toolNames })
+      const { shell } = await setupShell(config.sandbox, { ...process.env, PATH: path }, silentLogger, {
+        maxFileBytes: config.calls.maxFileBytes,
+      })
+      if (!shell) throw new Error(`no shell with busybox ${name}`)
+      expect(shell.status().enforced.workspace_sync).toMatch(expected)
+      const storage = await createFsStorage({ root: join(folder, 'data') })
+      const prefix = 'tenants/t/workspaces/mount/'
+      await storage.put(`${prefix}kept.txt`, new TextEncoder().encode('kept\n'))
+      const result = await shell.execute({
+        storage,
+        tenant: 't',
+        workspacePrefix: prefix,
+        command:
+          'awk \'$5 == "/workspace" { print $(NF-2) }\' /proc/self/mountinfo && cat kept.txt && echo new > new.txt',
+        cwd: '',
+        timeoutMs: 20_000,
+        signal: new AbortController().signal,
+      })
+      expect(result.exitCode, result.output.text).toBe(0)
+      expect(result.stdout.text).toBe('overlay\nkept\n')
+      expect(result.filesChanged).toEqual([{ path: 'new.txt', change: 'added', size: 4 }])
+      await shell.close()
+    }
   })
 
   it('reports which sync the service uses', async () => {

@@ -4,7 +4,7 @@ import { removeTree } from '../mirror/tree'
 import { type BwrapLayout, bwrapInvocation, sandboxUid } from './bwrap-arguments'
 import type { CgroupManager, RunCgroup } from './cgroup'
 import { StaleStartError } from './child'
-import { listMerged, overlayablePath, overlayMountLine, overlayNamespace } from './overlay'
+import { listMerged, type MountProgram, overlayablePath, overlayMountLine, overlayNamespace } from './overlay'
 import type { Sandbox, SandboxLimits, SandboxRunRequest, SandboxRunResult, SandboxStatus } from './sandbox'
 import { probeSandbox, runSandboxedChild, workspaceLimitOf } from './sandboxed-child'
 import { spawnSandboxedProcess } from './sandboxed-process'
@@ -22,6 +22,8 @@ export interface BwrapOptions extends BwrapLayout {
   overlay?: boolean
   /** Why runs take no overlay, for the status: off by TOOLPORT_SHELL_OVERLAY, or what the probe met. */
   noOverlay?: string
+  /** What mounts the overlay: util-linux's mount(8) unless the probe mounted with a static busybox. */
+  mountProgram?: MountProgram
 }
 
 export function createBwrapSandbox(options: BwrapOptions): Sandbox {
@@ -49,7 +51,7 @@ export function createBwrapSandbox(options: BwrapOptions): Sandbox {
     file_size: `RLIMIT_FSIZE ${limits.fileBytes} bytes`,
     open_files: `RLIMIT_NOFILE ${limits.openFiles}`,
     workspace_sync: options.overlay
-      ? 'overlay: the command writes to an upper layer over the copy; the sync reads only that layer'
+      ? `overlay: the command writes to an upper layer over the copy; the sync reads only that layer (mounted by ${options.mountProgram?.[0] ?? 'mount'})`
       : `the copy itself, walked in full after each command${options.noOverlay ? ` (no overlay: ${options.noOverlay})` : ''}`,
     workspace: `${limits.workspaceBytes} bytes and ${limits.workspaceEntries} entries: sampled every 250 ms, counted at any depth once the command ended; past them nothing is synced`,
   }
@@ -57,7 +59,11 @@ export function createBwrapSandbox(options: BwrapOptions): Sandbox {
     executor: 'bwrap',
     egress: options.relay !== undefined,
     ...(options.overlay
-      ? { overlays: { list: (layers, folders) => listMerged(layers, folders, dropUserOf(options)) } }
+      ? {
+          overlays: {
+            list: (layers, folders) => listMerged(layers, folders, dropUserOf(options), options.mountProgram),
+          },
+        }
       : {}),
     status: (): SandboxStatus => ({ executor: 'bwrap', status: 'ok', enforced }),
     async run(request): Promise<SandboxRunResult> {
@@ -113,7 +119,8 @@ async function handOver(
   cgroup: RunCgroup | undefined,
 ): Promise<Uint8Array[]> {
   const { rlimits, invocation } = await rlimitsAndInvocation(options, request, cgroup)
-  const lines = request.overlay && options.overlay ? [overlayMountLine(request.overlay, quoted)] : []
+  const lines =
+    request.overlay && options.overlay ? [overlayMountLine(request.overlay, quoted, options.mountProgram)] : []
   const argv = ['prlimit', ...rlimits, '--', options.bwrapPath, ...invocation.args]
   const inputs = startInputs(lines, argv, invocation.inputs)
   if (!inputs) throw new Error(`bwrap takes ${invocation.inputs.length} descriptors, more than a start holds`)

@@ -83,6 +83,9 @@ export function createWorkspaceMirrors(options: MirrorOptions): WorkspaceMirrors
   const manifests = createManifestCache(cachedManifests)
   const freshness = options.changeMarkers && createFreshness(options.root, options.changeMarkers)
   const owner: Owner | undefined = options.owner && { uid: options.owner.uid, gid: options.owner.gid }
+  // Upper layers this process emptied after their last run (a commit or discard) and that no run has
+  // taken since: the next checkout need not empty them again (two folder reads and three ensures).
+  const emptiedLayers = new Set<string>()
 
   async function open(
     storage: ObjectStore,
@@ -120,7 +123,7 @@ export function createWorkspaceMirrors(options: MirrorOptions): WorkspaceMirrors
     // costs three programs and a mount per run: such a run goes over the copy itself.
     const overlays =
       options.overlays && lowerUsage.entries > 0 && overlayablePath(layout.files) ? options.overlays : undefined
-    const layers = overlays && (await prepareLayers(layout, owner))
+    const layers = overlays && (await prepareLayers(layout, owner, emptiedLayers))
     const overlay = layers && { ...layers, lowerUsage }
     let released = false
     return {
@@ -139,6 +142,8 @@ export function createWorkspaceMirrors(options: MirrorOptions): WorkspaceMirrors
               ? await commitOverlay({ ...common, layers: overlay, overlays })
               : await commitChanges({ ...common, files: layout.files })
           const { changes, skipped, passed } = committed
+          // Both layers are emptied by every commit over them that was not past a limit (commit-overlay.ts).
+          if (layers && !passed) emptiedLayers.add(layers.upper)
           return passed ? { changes, skipped, passed } : { changes, skipped }
         } finally {
           await manifests.save(layout.manifest, prefix, manifest)
@@ -153,8 +158,10 @@ export function createWorkspaceMirrors(options: MirrorOptions): WorkspaceMirrors
       async discard() {
         if (released) throw new Error('This checkout was released; check the workspace out again.')
         // Over an overlay the copy was never written: dropping what the run wrote is enough.
-        if (layers) await clearLayers(layers, owner)
-        else await sync(undefined)
+        if (layers) {
+          await clearLayers(layers, owner)
+          emptiedLayers.add(layers.upper)
+        } else await sync(undefined)
       },
       async release() {
         released = true
@@ -196,11 +203,13 @@ async function prepareLayout(root: string, prefix: string, owner: Owner | undefi
 
 /**
  * The overlay layers beside the copy, owned by the sandbox user (it mounts them). A run that failed
- * before its commit may have left an upper layer: what it wrote is dropped, as a checkout would.
+ * before its commit may have left an upper layer: what it wrote is dropped, as a checkout would. Layers
+ * in `emptied` are taken as they are, and leave it: the run this checkout is for may write to them.
  */
 async function prepareLayers(
   layout: MirrorLayout,
   owner: Owner | undefined,
+  emptied: Set<string>,
 ): Promise<Omit<OverlayLayers, 'lowerUsage'>> {
   const base = join(layout.files, '..')
   const layers = {
@@ -209,6 +218,7 @@ async function prepareLayers(
     work: join(base, 'overlay-work'),
     merged: join(base, 'merged'),
   }
+  if (emptied.delete(layers.upper)) return layers
   await clearLayers(layers, owner)
   await ensureFolder(layers.merged, owner)
   return layers
