@@ -113,8 +113,9 @@ async function createBwrap(
     return createBwrapSandbox({ ...options, overlay: false, noOverlay: 'unshare (util-linux) is not installed' })
   // busybox first: the same mount without mount(8)'s libraries (overlay.ts); util-linux's where it fails.
   const busybox = await findProgram('busybox', env)
-  if (busybox && (await probeBwrapOverlay({ ...options, mountProgram: busyboxMount(busybox) }, workDir)) === undefined)
-    return createBwrapSandbox({ ...options, overlay: true, mountProgram: busyboxMount(busybox) })
+  const mountProgram = busybox && busyboxMount(busybox)
+  if (mountProgram && (await probeBwrapOverlay({ ...options, mountProgram }, workDir)) === undefined)
+    return createBwrapSandbox({ ...options, overlay: true, mountProgram })
   const noOverlay = await probeOverlay(options, workDir, log)
   return createBwrapSandbox({ ...options, overlay: noOverlay === undefined, ...(noOverlay ? { noOverlay } : {}) })
 }

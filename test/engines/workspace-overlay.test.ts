@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process'
 import { chmod, chown, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -301,9 +302,7 @@ describe('the overlay chain at its edges', () => {
       mode: 0o755,
     })
     await chmod(fakeBin, 0o755)
-    const real = (await import('node:child_process')).execFileSync('sh', ['-c', 'command -v busybox'], {
-      encoding: 'utf8',
-    })
+    const real = execFileSync('sh', ['-c', 'command -v busybox'], { encoding: 'utf8' })
     const sides = [
       ['found', process.env.PATH, new RegExp(`mounted by ${real.trim()}\\)$`)],
       ['cannot mount', `${fakeBin}:${process.env.PATH}`, /mounted by mount\)$/],

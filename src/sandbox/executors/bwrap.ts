@@ -8,7 +8,7 @@ import { listMerged, type MountProgram, overlayablePath, overlayMountLine, overl
 import type { Sandbox, SandboxLimits, SandboxRunRequest, SandboxRunResult, SandboxStatus } from './sandbox'
 import { probeSandbox, runSandboxedChild, workspaceLimitOf } from './sandboxed-child'
 import { spawnSandboxedProcess } from './sandboxed-process'
-import { createWarmStarts, quoted, startInputs } from './warm-start'
+import { createWarmStarts, startInputs } from './warm-start'
 
 export { findUsrMergedLinks } from './bwrap-arguments'
 
@@ -119,8 +119,7 @@ async function handOver(
   cgroup: RunCgroup | undefined,
 ): Promise<Uint8Array[]> {
   const { rlimits, invocation } = await rlimitsAndInvocation(options, request, cgroup)
-  const lines =
-    request.overlay && options.overlay ? [overlayMountLine(request.overlay, quoted, options.mountProgram)] : []
+  const lines = request.overlay && options.overlay ? [overlayMountLine(request.overlay, options.mountProgram)] : []
   const argv = ['prlimit', ...rlimits, '--', options.bwrapPath, ...invocation.args]
   const inputs = startInputs(lines, argv, invocation.inputs)
   if (!inputs) throw new Error(`bwrap takes ${invocation.inputs.length} descriptors, more than a start holds`)

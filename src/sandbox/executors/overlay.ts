@@ -50,12 +50,8 @@ export const overlayNamespace = ['unshare', '--user', '--map-root-user', '--moun
  * The same mount as shell lines, for a shell already in that namespace (a start made ahead,
  * warm-start.ts): the layers set as its arguments, then the mount.
  */
-export function overlayMountLine(
-  layers: OverlayLayers,
-  quote: (word: string) => string,
-  program: MountProgram = utilLinuxMount,
-): string {
-  const paths = [layers.lower, layers.upper, layers.work, layers.merged].map(quote).join(' ')
+export function overlayMountLine(layers: OverlayLayers, program: MountProgram = utilLinuxMount): string {
+  const paths = [layers.lower, layers.upper, layers.work, layers.merged].map(quoted).join(' ')
   return `set -- ${paths}; ${mountScript(program)}`
 }
 
